@@ -1,0 +1,89 @@
+// tmem::Opcode: one tcgen05.ld / tcgen05.st form, its operand counts and atom extents.
+//
+// The table in opcode.cc is the single source of truth for every form (TCGEN05.md §1-3, PTX ISA
+// §9.7.16.8.3-4, Tables 49/50); the parser, the image, the checker and the PTX printer derive from it.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tmem/result.h"
+#include "tmem/target.h"
+
+namespace tmem {
+
+enum class Direction { kLoad, kStore };
+enum class Shape { k32x32b, k16x64b, k16x128b, k16x256b, k16x32bx2 };
+
+std::string_view to_string(Direction direction) noexcept;  // "ld", "st"
+std::string_view to_string(Shape shape) noexcept;          // "32x32b", ...
+
+// Every shape, in the order of the PTX ISA table.
+std::span<const Shape> all_shapes() noexcept;
+// Rows of TMEM one access touches: 32 for 32x32b, 16 otherwise (PTX ISA §9.7.16.2.3).
+int shape_rows(Shape shape) noexcept;
+// Registers per thread per unit of .num: 1 (32x32b, 16x64b, 16x32bx2), 2 (16x128b), 4 (16x256b).
+int shape_regs_per_num(Shape shape) noexcept;
+// 32-bit columns per unit of .num in one access, without pack: 1, 2, 4, 8, 1.
+int shape_cols_per_num(Shape shape) noexcept;
+
+// Maximum registers per thread of one tcgen05.ld/st (Tables 49/50, rule R4).
+inline constexpr int kMaxRegsPerThread = 128;
+
+class Opcode {
+ public:
+  // Parses the PTX spelling, e.g. "tcgen05.ld.sync.aligned.16x256b.x4.b32". Every violation of
+  // rules R1-R9 is an Error naming the offending token and the allowed set.
+  static Result<Opcode> parse(std::string_view text);
+  // Builds a form from its fields; the same rules as parse().
+  static Result<Opcode> make(Direction direction, Shape shape, int num, bool pack);
+
+  Direction direction() const noexcept { return direction_; }
+  Shape shape() const noexcept { return shape_; }
+  int num() const noexcept { return num_; }  // the N of .xN
+  // .pack::16b on ld, .unpack::16b on st: the TMEM image holds 16-bit halves (TCGEN05.md §4.2).
+  bool packed() const noexcept { return packed_; }
+  bool is_load() const noexcept { return direction_ == Direction::kLoad; }
+  bool is_split() const noexcept { return shape_ == Shape::k16x32bx2; }  // needs immHalfSplitoff
+
+  // Registers per thread of one instruction; pack does not change it (TCGEN05.md §3).
+  int regs_per_thread() const noexcept { return shape_regs_per_num(shape_) * num_; }
+  // Register-image atom (rows, cols) of one access: the logical coordinates of register words.
+  int atom_rows() const noexcept { return shape_rows(shape_); }
+  int atom_cols() const noexcept { return shape_cols_per_num(shape_) * num_; }
+  // TMEM columns (32-bit cells) one access touches: atom_cols(), doubled by pack.
+  int atom_tmem_cols() const noexcept { return atom_cols() * (packed_ ? 2 : 1); }
+  // Accesses per instruction: 2 for 16x32bx2 (at taddr and taddr + imm), else 1.
+  int accesses() const noexcept { return is_split() ? 2 : 1; }
+  // TMEM cells touched by one instruction in all its accesses, per warp.
+  int tmem_cells() const noexcept { return atom_rows() * atom_tmem_cols() * accesses(); }
+
+  // Lowest PTX ISA version of the instruction itself (8.6); a target may need more.
+  PtxVersion min_ptx_version() const noexcept { return {8, 6}; }
+  // Lowest .version to use for `target`: the larger of the instruction's and the target's.
+  PtxVersion min_ptx_version(Target target) const noexcept;
+  // Targets that accept this form (every tcgen05 target for ld/st).
+  std::span<const Target> targets() const noexcept { return all_targets(); }
+
+  // Canonical PTX spelling: tcgen05.{ld|st}.sync.aligned.SHAPE.xN[.pack::16b|.unpack::16b].b32
+  std::string to_string() const;
+
+  friend bool operator==(const Opcode&, const Opcode&) = default;
+  std::uint64_t hash() const noexcept;
+
+ private:
+  Opcode(Direction direction, Shape shape, int num, bool packed)
+      : direction_(direction), shape_(shape), num_(num), packed_(packed) {}
+
+  Direction direction_;
+  Shape shape_;
+  int num_;
+  bool packed_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Opcode& opcode);
+
+}  // namespace tmem

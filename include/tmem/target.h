@@ -1,0 +1,40 @@
+// Compilation targets that run tcgen05 (TCGEN05.md §8) and the PTX ISA version each needs.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tmem/result.h"
+
+namespace tmem {
+
+// A PTX ISA version, e.g. {8, 8} for ".version 8.8".
+struct PtxVersion {
+  int major = 0;
+  int minor = 0;
+  friend auto operator<=>(const PtxVersion&, const PtxVersion&) = default;
+  std::string to_string() const;  // "8.8"
+};
+
+enum class Target { kSm100a, kSm100f, kSm103a, kSm103f, kSm110a, kSm110f };
+
+// Every target that accepts tcgen05.ld/st, in a fixed order (sm_100a first: the default).
+std::span<const Target> all_targets() noexcept;
+
+std::string_view to_string(Target target) noexcept;  // "sm_100a"
+Result<Target> parse_target(std::string_view text);  // names the allowed set on failure
+
+// Lowest .version whose PTX this target accepts: 8.6 for sm_100a, 8.8 for sm_100f/sm_103a/sm_103f,
+// 9.0 for sm_110a/sm_110f (sm_101a was renamed sm_110a in PTX ISA 9.0).
+PtxVersion min_ptx_version(Target target) noexcept;
+
+// Compute capability of the devices that can load code for the target, e.g. 100 for sm_100a.
+int compute_capability(Target target) noexcept;
+// Family targets (sm_100f) run on every device of the family; arch targets need an exact match.
+bool is_family_target(Target target) noexcept;
+// Whether code for `target` loads on a device of compute capability `cc` (e.g. 103 for 10.3):
+// sm_100a needs exactly 100; sm_100f accepts 100 and 103; sm_103f accepts 103 (TCGEN05.md §8).
+bool runs_on(Target target, int cc) noexcept;
+
+}  // namespace tmem

@@ -1,0 +1,63 @@
+// The tcgen05 targets and their PTX ISA versions (TCGEN05.md §8, observed with ptxas 13.0).
+#include "tmem/target.h"
+
+#include <array>
+
+namespace tmem {
+namespace {
+
+struct TargetRow {
+  Target target;
+  std::string_view name;
+  PtxVersion min_version;
+  int compute_capability;
+  bool family;
+};
+
+// sm_100a needs .version 8.6; family targets and sm_103a arrived in PTX 8.8; sm_110a/f in 9.0.
+constexpr std::array<TargetRow, 6> kTargets = {{
+    {Target::kSm100a, "sm_100a", {8, 6}, 100, false},
+    {Target::kSm100f, "sm_100f", {8, 8}, 100, true},
+    {Target::kSm103a, "sm_103a", {8, 8}, 103, false},
+    {Target::kSm103f, "sm_103f", {8, 8}, 103, true},
+    {Target::kSm110a, "sm_110a", {9, 0}, 110, false},
+    {Target::kSm110f, "sm_110f", {9, 0}, 110, true},
+}};
+
+constexpr std::array<Target, 6> kAllTargets = {Target::kSm100a, Target::kSm100f, Target::kSm103a,
+                                               Target::kSm103f, Target::kSm110a, Target::kSm110f};
+
+const TargetRow& row(Target target) { return kTargets[static_cast<size_t>(target)]; }
+
+}  // namespace
+
+std::string PtxVersion::to_string() const {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::span<const Target> all_targets() noexcept { return kAllTargets; }
+
+std::string_view to_string(Target target) noexcept { return row(target).name; }
+
+Result<Target> parse_target(std::string_view text) {
+  for (const auto& entry : kTargets)
+    if (entry.name == text) return entry.target;
+  std::string message = "unknown target '" + std::string(text) + "'";
+  if (text == "sm_101a" || text == "sm_101f")
+    message += " (PTX ISA 9.0 renamed sm_101 to sm_110)";
+  message += "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f";
+  return Error(ErrorCode::kTarget, message);
+}
+
+PtxVersion min_ptx_version(Target target) noexcept { return row(target).min_version; }
+int compute_capability(Target target) noexcept { return row(target).compute_capability; }
+bool is_family_target(Target target) noexcept { return row(target).family; }
+
+bool runs_on(Target target, int cc) noexcept {
+  const TargetRow& entry = row(target);
+  if (!entry.family) return cc == entry.compute_capability;
+  // A family target runs on later members of the same major family (sm_100f on 10.0 and 10.3).
+  return cc / 10 == entry.compute_capability / 10 && cc >= entry.compute_capability;
+}
+
+}  // namespace tmem

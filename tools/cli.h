@@ -1,0 +1,65 @@
+// Shared plumbing of the tmemjit command: argument parsing, error reporting, exit codes (DESIGN.md §5).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tmem/result.h"
+
+namespace tmemjit_cli {
+
+// Exit codes of DESIGN.md §5.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalidInput = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitToolchain = 3;
+inline constexpr int kExitWrongData = 4;
+
+// One option a command accepts: "--json" (flag) or "--at" (takes a value).
+struct OptionSpec {
+  std::string name;
+  bool takes_value = false;
+};
+
+// The parsed command line of one command.
+class Args {
+ public:
+  bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
+  std::optional<std::string> get(std::string_view name) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool json() const { return has("--json"); }
+
+ private:
+  friend tmem::Result<Args> parse_args(const std::vector<std::string>&,
+                                       const std::vector<OptionSpec>&);
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+};
+
+// Accepts "--name value" and "--name=value"; an unknown option or a missing value is kUsage.
+tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
+                              const std::vector<OptionSpec>& options);
+
+// The exit code for an error: parse/rule errors 1, usage 2, toolchain/driver/io/internal 3,
+// wrong data 4.
+int exit_code(const tmem::Error& error);
+
+// Prints `error` (stderr, "error: ..." or, with json, {"ok":false,"error":{..}} on stdout) and
+// returns its exit code.
+int report(const tmem::Error& error, bool json);
+
+// Prints one JSON object on stdout.
+void print_json(const nlohmann::json& object);
+
+// A command: takes the arguments after its name, returns the exit code.
+using CommandFn = int (*)(const std::vector<std::string>& argv);
+
+int cmd_describe(const std::vector<std::string>& argv);
+int cmd_image(const std::vector<std::string>& argv);
+
+}  // namespace tmemjit_cli

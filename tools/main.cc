@@ -1,0 +1,50 @@
+// tmemjit: the command-line face of libtmemjit (DESIGN.md §5).
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tmem/result.h"
+#include "tools/cli.h"
+
+namespace {
+
+struct CommandEntry {
+  std::string_view name;
+  tmemjit_cli::CommandFn run;
+  std::string_view synopsis;
+};
+
+constexpr CommandEntry kCommands[] = {
+    {"describe", tmemjit_cli::cmd_describe, "describe OPCODE [--json]"},
+    {"image", tmemjit_cli::cmd_image, "image OPCODE [--json]"},
+};
+
+int usage(std::ostream& os, int code) {
+  os << "usage: tmemjit COMMAND [ARGS]\n\ncommands:\n";
+  for (const auto& command : kCommands) os << "  tmemjit " << command.synopsis << "\n";
+  os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong data\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage(std::cerr, tmemjit_cli::kExitUsage);
+  std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") return usage(std::cout, 0);
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  for (const auto& command : kCommands) {
+    if (command.name != name) continue;
+    try {
+      return command.run(rest);
+    } catch (const tmem::Error& error) {
+      return tmemjit_cli::report(error, false);
+    } catch (const std::exception& error) {
+      std::cerr << "error: internal: " << error.what() << "\n";
+      return tmemjit_cli::kExitToolchain;
+    }
+  }
+  std::cerr << "error: unknown command '" << name << "'\n";
+  return usage(std::cerr, tmemjit_cli::kExitUsage);
+}
