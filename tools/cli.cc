@@ -69,14 +69,16 @@ int exit_code(const tmem::Error& error) {
   }
 }
 
-int report(const tmem::Error& error, bool json) {
+int report(const tmem::Error& error, bool json, const nlohmann::json& extra) {
   if (json) {
-    nlohmann::json details = error.details().empty() ? nlohmann::json() : error.details();
-    print_json({{"ok", false},
-                {"error",
-                 {{"code", tmem::to_string(error.code())},
-                  {"message", error.message()},
-                  {"details", details}}}});
+    nlohmann::json details = error.details().empty() ? nlohmann::json() : nlohmann::json(error.details());
+    nlohmann::json object = {{"ok", false},
+                             {"error",
+                              {{"code", tmem::to_string(error.code())},
+                               {"message", error.message()},
+                               {"details", details}}}};
+    object.update(extra);
+    print_json(object);
   }
   std::cerr << "error: " << error.message() << "\n";
   if (!error.details().empty()) std::cerr << error.details() << (error.details().back() == '\n' ? "" : "\n");

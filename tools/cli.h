@@ -50,8 +50,8 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
 int exit_code(const tmem::Error& error);
 
 // Prints `error` (stderr, "error: ..." or, with json, {"ok":false,"error":{..}} on stdout) and
-// returns its exit code.
-int report(const tmem::Error& error, bool json);
+// returns its exit code. `extra` fields are merged into the JSON object.
+int report(const tmem::Error& error, bool json, const nlohmann::json& extra = nlohmann::json::object());
 
 // Prints one JSON object on stdout.
 void print_json(const nlohmann::json& object);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,10 @@ class Opcode {
   int accesses() const noexcept { return is_split() ? 2 : 1; }
   // TMEM cells touched by one instruction in all its accesses, per warp.
   int tmem_cells() const noexcept { return atom_rows() * atom_tmem_cols() * accesses(); }
+
+  // Checks the operands of one instruction against the form: the register vector length (R5) and
+  // the presence of immHalfSplitoff (R9: required by 16x32bx2, forbidden otherwise).
+  std::optional<Error> check_operands(int vector_length, bool has_immediate) const;
 
   // Lowest PTX ISA version of the instruction itself (8.6); a target may need more.
   PtxVersion min_ptx_version() const noexcept { return {8, 6}; }

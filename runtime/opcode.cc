@@ -1,0 +1,269 @@
+// The tcgen05.ld / tcgen05.st form table and the opcode parser (TCGEN05.md §1-3, §9 rules R1-R9).
+#include "tmem/opcode.h"
+
+#include <array>
+#include <charconv>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+namespace tmem {
+namespace {
+
+// One row per shape: the single source of truth (PTX ISA §9.7.16.2.3 and Tables 49/50).
+struct ShapeRow {
+  Shape shape;
+  std::string_view name;
+  int rows;          // TMEM lanes per access
+  int regs_per_num;  // registers per thread per .num unit
+  int cols_per_num;  // 32-bit columns per access per .num unit, without pack
+};
+
+constexpr std::array<ShapeRow, 5> kShapes = {{
+    {Shape::k32x32b, "32x32b", 32, 1, 1},
+    {Shape::k16x64b, "16x64b", 16, 1, 2},
+    {Shape::k16x128b, "16x128b", 16, 2, 4},
+    {Shape::k16x256b, "16x256b", 16, 4, 8},
+    {Shape::k16x32bx2, "16x32bx2", 16, 1, 1},
+}};
+
+constexpr std::array<Shape, 5> kAllShapes = {Shape::k32x32b, Shape::k16x64b, Shape::k16x128b,
+                                             Shape::k16x256b, Shape::k16x32bx2};
+
+const ShapeRow& row(Shape shape) { return kShapes[static_cast<size_t>(shape)]; }
+
+constexpr std::string_view kShapeList = ".32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2";
+constexpr std::string_view kNumList = ".x1, .x2, .x4, .x8, .x16, .x32, .x64, .x128";
+
+// Shapes of tcgen05.cp / tcgen05.shift that users paste by mistake.
+constexpr std::array<std::string_view, 6> kCopyShapes = {"128x256b", "4x256b",  "128x128b",
+                                                         "64x128b",  "32x128b", "31x256b"};
+
+Error opcode_error(std::string_view text, const std::string& what) {
+  return Error(ErrorCode::kOpcode, "invalid opcode '" + std::string(text) + "': " + what);
+}
+
+std::optional<int> parse_int(std::string_view digits) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
+bool is_power_of_two_num(int num) { return num >= 1 && num <= 128 && (num & (num - 1)) == 0; }
+
+// The largest legal .num of a shape under the 128-register limit (rule R4).
+int max_num(Shape shape) { return std::min(128, kMaxRegsPerThread / row(shape).regs_per_num); }
+
+std::string allowed_nums(Shape shape) {
+  return ".x1 to .x" + std::to_string(max_num(shape));
+}
+
+// Checks R3/R4/R6 on fields; shared by parse() and make().
+std::optional<std::string> field_error(Direction direction, Shape shape, int num) {
+  if (!is_power_of_two_num(num))
+    return "'.x" + std::to_string(num) + "' is not a repetition count; allowed: " +
+           std::string(kNumList);
+  int regs = row(shape).regs_per_num * num;
+  if (regs > kMaxRegsPerThread)
+    return "'.x" + std::to_string(num) + "' with shape '." + std::string(row(shape).name) +
+           "' needs " + std::to_string(regs) + " registers per thread, above the limit of " +
+           std::to_string(kMaxRegsPerThread) + " registers per tcgen05." +
+           std::string(tmem::to_string(direction)) + " (allowed for ." + std::string(row(shape).name) +
+           ": " + allowed_nums(shape) + ")";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Direction direction) noexcept {
+  return direction == Direction::kLoad ? "ld" : "st";
+}
+std::string_view to_string(Shape shape) noexcept { return row(shape).name; }
+std::span<const Shape> all_shapes() noexcept { return kAllShapes; }
+int shape_rows(Shape shape) noexcept { return row(shape).rows; }
+int shape_regs_per_num(Shape shape) noexcept { return row(shape).regs_per_num; }
+int shape_cols_per_num(Shape shape) noexcept { return row(shape).cols_per_num; }
+
+Result<Opcode> Opcode::make(Direction direction, Shape shape, int num, bool pack) {
+  if (auto problem = field_error(direction, shape, num)) {
+    return Error(ErrorCode::kOpcode, "invalid tcgen05." + std::string(tmem::to_string(direction)) +
+                                         " form: " + *problem);
+  }
+  return Opcode(direction, shape, num, pack);
+}
+
+Result<Opcode> Opcode::parse(std::string_view text) {
+  // Split on '.'; "pack::16b" has no dot, so every qualifier is one token.
+  std::vector<std::string_view> tokens;
+  for (size_t start = 0;;) {
+    size_t dot = text.find('.', start);
+    tokens.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (tokens[0] != "tcgen05")
+    return opcode_error(text, "expected it to start with 'tcgen05.', got '" + std::string(tokens[0]) + "'");
+  if (tokens.size() < 2 || tokens[1].empty())
+    return opcode_error(text, "missing the operation after 'tcgen05.'; expected ld or st");
+  Direction direction;
+  if (tokens[1] == "ld") {
+    direction = Direction::kLoad;
+  } else if (tokens[1] == "st") {
+    direction = Direction::kStore;
+  } else {
+    return opcode_error(text, "operation '." + std::string(tokens[1]) +
+                                  "' is not a TMEM transfer; expected ld or st (rule R1)");
+  }
+  if (tokens.size() > 2 && tokens[2] == "red")
+    return opcode_error(text, "tcgen05.ld.red (load with reduction) is not supported by libtmemjit; "
+                              "use tcgen05.ld (rule R1)");
+
+  // Positions of each qualifier; -1 = absent. Order is checked after classification.
+  int pos_sync = -1, pos_aligned = -1, pos_shape = -1, pos_num = -1, pos_pack = -1, pos_type = -1;
+  Shape shape = Shape::k32x32b;
+  int num = 0;
+  auto duplicate = [&](std::string_view token) {
+    return opcode_error(text, "qualifier '." + std::string(token) + "' appears twice");
+  };
+  for (int i = 2; i < static_cast<int>(tokens.size()); ++i) {
+    std::string_view token = tokens[i];
+    if (token.empty()) return opcode_error(text, "empty qualifier (two dots in a row or a final dot)");
+    if (token == "sync") {
+      if (pos_sync >= 0) return duplicate(token);
+      pos_sync = i;
+    } else if (token == "aligned") {
+      if (pos_aligned >= 0) return duplicate(token);
+      pos_aligned = i;
+    } else if (token == "pack::16b" || token == "unpack::16b") {
+      if (pos_pack >= 0) return duplicate(token);
+      bool is_pack = token == "pack::16b";
+      if (is_pack != (direction == Direction::kLoad)) {
+        return opcode_error(
+            text, "'." + std::string(token) + "' is not allowed on tcgen05." +
+                      std::string(tmem::to_string(direction)) + "; " +
+                      (direction == Direction::kLoad ? "ld takes '.pack::16b' or nothing"
+                                                     : "st takes '.unpack::16b' or nothing") +
+                      " (rule R6)");
+      }
+      pos_pack = i;
+    } else if (token.starts_with("pack::") || token.starts_with("unpack::")) {
+      return opcode_error(text, "unknown packing '." + std::string(token) + "'; allowed: " +
+                                    (direction == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
+                                    " (rule R6)");
+    } else if (token == "b32") {
+      if (pos_type >= 0) return duplicate(token);
+      pos_type = i;
+    } else if (token == "b16" || token == "b64" || token == "f32" || token == "u32" ||
+               token == "s32" || token == "f16" || token == "b8" || token == "f64") {
+      return opcode_error(text, "type '." + std::string(token) +
+                                    "' is not allowed; tcgen05.ld/st take only '.b32' (rule R7)");
+    } else if (token.size() > 1 && token[0] == 'x' && parse_int(token.substr(1))) {
+      if (pos_num >= 0) return duplicate(token);
+      num = *parse_int(token.substr(1));
+      if (!is_power_of_two_num(num))
+        return opcode_error(text, "'." + std::string(token) +
+                                      "' is not a repetition count; allowed: " +
+                                      std::string(kNumList) + " (rule R3)");
+      pos_num = i;
+    } else {
+      bool found = false;
+      for (const auto& entry : kShapes) {
+        if (entry.name == token) {
+          if (pos_shape >= 0) return duplicate(token);
+          shape = entry.shape;
+          pos_shape = i;
+          found = true;
+        }
+      }
+      if (found) continue;
+      for (auto copy_shape : kCopyShapes) {
+        if (copy_shape == token)
+          return opcode_error(text, "shape '." + std::string(token) +
+                                        "' belongs to tcgen05.cp, not ld/st; allowed: " +
+                                        std::string(kShapeList) + " (rule R2)");
+      }
+      if (!token.empty() && token[0] >= '0' && token[0] <= '9')
+        return opcode_error(text, "unknown shape '." + std::string(token) + "'; allowed: " +
+                                      std::string(kShapeList) + " (rule R2)");
+      return opcode_error(text, "unknown qualifier '." + std::string(token) +
+                                    "'; the form is tcgen05." + std::string(tmem::to_string(direction)) +
+                                    ".sync.aligned.SHAPE.xN" +
+                                    (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") +
+                                    ".b32");
+    }
+  }
+
+  if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)");
+  if (pos_aligned < 0)
+    return opcode_error(text, "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
+                              "though ptxas 13.0 accepts its absence (rule R8)");
+  if (pos_shape < 0)
+    return opcode_error(text, "missing shape; allowed: " + std::string(kShapeList) + " (rule R2)");
+  if (pos_num < 0)
+    return opcode_error(text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) +
+                                  " (rule R3)");
+  if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)");
+  if (auto problem = field_error(direction, shape, num)) return opcode_error(text, *problem + " (rule R4)");
+
+  // Order: .sync/.aligned (either order), shape, then .xN and pack (either order, as ptxas
+  // accepts), and the type last.
+  int last_sync = std::max(pos_sync, pos_aligned);
+  int first_after_shape = pos_pack >= 0 ? std::min(pos_num, pos_pack) : pos_num;
+  int last_before_type = std::max(pos_num, pos_pack);
+  if (last_sync > pos_shape || pos_shape > first_after_shape || last_before_type > pos_type ||
+      pos_type != static_cast<int>(tokens.size()) - 1) {
+    return opcode_error(text, "qualifiers out of order; the form is tcgen05." +
+                                  std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
+                                  (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") +
+                                  ".b32");
+  }
+  return Opcode(direction, shape, num, pos_pack >= 0);
+}
+
+std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediate) const {
+  if (vector_length != regs_per_thread()) {
+    return Error(ErrorCode::kOpcode,
+                 to_string() + " takes a vector of " + std::to_string(regs_per_thread()) +
+                     " registers per thread, got " + std::to_string(vector_length) +
+                     (packed_ ? " (pack/unpack does not change the count)" : "") + " (rule R5)");
+  }
+  if (is_split() && !has_immediate)
+    return Error(ErrorCode::kOpcode,
+                 to_string() + " needs the immediate immHalfSplitoff (the second access's "
+                               "address offset) (rule R9)");
+  if (!is_split() && has_immediate)
+    return Error(ErrorCode::kOpcode, to_string() + " takes no immediate; only .16x32bx2 has "
+                                                   "immHalfSplitoff (rule R9)");
+  return std::nullopt;
+}
+
+PtxVersion Opcode::min_ptx_version(Target target) const noexcept {
+  return std::max(min_ptx_version(), tmem::min_ptx_version(target));
+}
+
+std::string Opcode::to_string() const {
+  std::string text = "tcgen05.";
+  text += tmem::to_string(direction_);
+  text += ".sync.aligned.";
+  text += row(shape_).name;
+  text += ".x" + std::to_string(num_);
+  if (packed_) text += is_load() ? ".pack::16b" : ".unpack::16b";
+  text += ".b32";
+  return text;
+}
+
+std::uint64_t Opcode::hash() const noexcept {
+  // Fields are small; a packed word through a 64-bit mix is stable across runs and platforms.
+  std::uint64_t word = static_cast<std::uint64_t>(direction_) | static_cast<std::uint64_t>(shape_) << 8 |
+                       static_cast<std::uint64_t>(num_) << 16 | static_cast<std::uint64_t>(packed_) << 32;
+  word ^= word >> 33;
+  word *= 0xff51afd7ed558ccdULL;
+  word ^= word >> 33;
+  word *= 0xc4ceb9fe1a85ec53ULL;
+  return word ^ (word >> 33);
+}
+
+std::ostream& operator<<(std::ostream& os, const Opcode& opcode) { return os << opcode.to_string(); }
+
+}  // namespace tmem

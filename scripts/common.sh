@@ -1,0 +1,61 @@
+# Shared by scripts/demo.sh and scripts/test.sh: install what is missing, configure, build.
+# Idempotent and quiet when everything is already present.
+
+TMEMJIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TMEMJIT_BUILD_DIR=${TMEMJIT_BUILD_DIR:-$TMEMJIT_ROOT/build}
+TMEMJIT_JOBS=${TMEMJIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# Debian packages the build and the tests need (the CUDA toolkit is assumed installed).
+TMEMJIT_DEBIAN_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
+                         libxxhash-dev nlohmann-json3-dev python3)
+
+tmemjit_log() { printf '[tmemjit] %s\n' "$*" >&2; }
+
+tmemjit_find_cuda() {
+  if ! command -v nvcc >/dev/null 2>&1; then
+    for dir in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
+      [ -x "$dir/nvcc" ] && export PATH="$dir:$PATH" && break
+    done
+  fi
+  command -v nvcc >/dev/null 2>&1 || { tmemjit_log "the CUDA toolkit (nvcc) is not installed; install CUDA 12.8 or later"; return 1; }
+}
+
+tmemjit_install_packages() {
+  local missing=()
+  for pkg in "${TMEMJIT_DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  tmemjit_log "installing missing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The SASS checks need nvdisasm; the toolkit image may lack it, PyPI has it as a wheel.
+tmemjit_install_nvdisasm() {
+  command -v nvdisasm >/dev/null 2>&1 && return 0
+  [ -x "$(dirname "$(command -v nvcc)")/nvdisasm" ] && return 0
+  python3 -c 'import nvidia, os, sys; sys.exit(0 if any(os.path.exists(os.path.join(p, "cu13/bin/nvdisasm")) for p in nvidia.__path__) else 1)' 2>/dev/null && return 0
+  tmemjit_log "installing nvdisasm from PyPI (nvidia-cuda-nvdisasm) for the SASS checks"
+  python3 -m pip install -q --disable-pip-version-check nvidia-cuda-nvdisasm >/dev/null 2>&1 ||
+    tmemjit_log "could not install nvidia-cuda-nvdisasm; SASS checks will be skipped with a reason"
+}
+
+tmemjit_setup() {
+  tmemjit_install_packages
+  tmemjit_find_cuda
+  tmemjit_install_nvdisasm
+}
+
+tmemjit_configure_and_build() {
+  if [ ! -f "$TMEMJIT_BUILD_DIR/build.ninja" ]; then
+    cmake -S "$TMEMJIT_ROOT" -B "$TMEMJIT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "$@" >"$TMEMJIT_BUILD_DIR.configure.log" 2>&1 ||
+      { cat "$TMEMJIT_BUILD_DIR.configure.log" >&2; return 1; }
+  fi
+  cmake --build "$TMEMJIT_BUILD_DIR" -j "$TMEMJIT_JOBS" >"$TMEMJIT_BUILD_DIR.build.log" 2>&1 ||
+    { tail -n 60 "$TMEMJIT_BUILD_DIR.build.log" >&2; return 1; }
+}
