@@ -6,16 +6,17 @@
 namespace tmem {
 namespace {
 
-void require(bool condition, const Opcode& op, const std::string& what) {
-  if (!condition) throw Error(ErrorCode::kUsage, what + " for " + op.to_string());
+[[noreturn]] void usage_error(const Opcode& op, const std::string& what) {
+  throw Error(ErrorCode::kUsage, what + " for " + op.to_string());
 }
 
 }  // namespace
 
 AtomCoord image(const Opcode& op, int lane, int reg) {
-  require(lane >= 0 && lane < 32, op, "lane " + std::to_string(lane) + " is outside 0..31");
-  require(reg >= 0 && reg < op.regs_per_thread(), op,
-          "register " + std::to_string(reg) + " is outside 0.." + std::to_string(op.regs_per_thread() - 1));
+  // Checked here, formatted only on failure: image() sits in the checker's per-element loop.
+  if (lane < 0 || lane >= 32) usage_error(op, "lane " + std::to_string(lane) + " is outside 0..31");
+  if (reg < 0 || reg >= op.regs_per_thread())
+    usage_error(op, "register " + std::to_string(reg) + " is outside 0.." + std::to_string(op.regs_per_thread() - 1));
   const int l = lane, r = reg;
   switch (op.shape()) {
     case Shape::k32x32b:
@@ -48,11 +49,11 @@ int tmem_cells(const Opcode& op, int lane, int reg, std::array<TmemCell, 2>& cel
 
 LaneReg inverse_image(const Opcode& op, AtomCoord coord) {
   const int rows = op.atom_rows(), cols = op.atom_cols();
-  require(coord.access >= 0 && coord.access < op.accesses(), op,
-          "access " + std::to_string(coord.access) + " does not exist");
-  require(coord.row >= 0 && coord.row < rows && coord.col >= 0 && coord.col < cols, op,
-          "(row " + std::to_string(coord.row) + ", column " + std::to_string(coord.col) +
-              ") is outside the atom (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
+  if (coord.access < 0 || coord.access >= op.accesses())
+    usage_error(op, "access " + std::to_string(coord.access) + " does not exist");
+  if (coord.row < 0 || coord.row >= rows || coord.col < 0 || coord.col >= cols)
+    usage_error(op, "(row " + std::to_string(coord.row) + ", column " + std::to_string(coord.col) +
+                        ") is outside the atom (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
   const int L = coord.row, C = coord.col;
   switch (op.shape()) {
     case Shape::k32x32b:

@@ -1,0 +1,16 @@
+// tmem::check: decides whether a TransferSpec moves every element where its views say, and plans it.
+#pragma once
+
+#include "tmem/plan.h"
+#include "tmem/result.h"
+#include "tmem/transfer.h"
+
+namespace tmem {
+
+// Applies every rule of DESIGN.md §3 (TCGEN05.md §5-7). On failure the Error (ErrorCode::kRule)
+// names the rule, the first offending coordinate of the user's view, the expected and actual
+// lane/column/thread/slot, prints the operand in the details and, where another legal opcode
+// fits the same views, says which.
+Result<Plan> check(const TransferSpec& spec);
+
+}  // namespace tmem

@@ -1,0 +1,98 @@
+// tmem::Scope and tmem::TransferSpec: what one tiled tcgen05.ld/st transfer is asked to do.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tmem/opcode.h"
+#include "tmem/result.h"
+#include "tmem/view.h"
+
+namespace tmem {
+
+// Who issues the instruction (DESIGN.md §3): one statically chosen warp W, the four warps of a
+// warpgroup, or the first NW warps of the CTA. The scope fixes the operands' group prefix.
+class Scope {
+ public:
+  enum class Kind { kWarp, kWarpgroup, kCta };
+
+  static Result<Scope> warp(int w);      // 0 <= w < 32
+  static Scope warpgroup() { return Scope(Kind::kWarpgroup, 4); }
+  static Result<Scope> cta(int warps);   // 1 <= warps <= 32 (1024 threads)
+  // "warp:W", "warpgroup" or "cta:NW".
+  static Result<Scope> parse(std::string_view text);
+
+  Kind kind() const noexcept { return kind_; }
+  // warp:W -> W; otherwise 0.
+  int warp_id() const noexcept { return kind_ == Kind::kWarp ? value_ : 0; }
+  // Extent of the group prefix: 0 (no group axis) for warp scope, 4 or NW otherwise.
+  int group_rank() const noexcept { return kind_ == Kind::kWarp ? 0 : 1; }
+  int groups() const noexcept { return kind_ == Kind::kWarp ? 1 : value_; }
+  // CTA warp id of group g.
+  int warp_of_group(int g) const noexcept { return kind_ == Kind::kWarp ? value_ : g; }
+  // Warps a harness kernel launches so that every participating warp exists.
+  int launch_warps() const noexcept { return kind_ == Kind::kWarp ? value_ + 1 : value_; }
+
+  std::string to_string() const;
+  friend bool operator==(const Scope&, const Scope&) = default;
+
+ private:
+  Scope(Kind kind, int value) : kind_(kind), value_(value) {}
+  Kind kind_;
+  int value_;  // W for warp, 4 for warpgroup, NW for cta
+};
+
+// One transfer: the opcode, the scope, the TMEM operand view, the register operand view and, for
+// 16x32bx2, the second TMEM region and the immediate immHalfSplitoff (a TMEM address delta: lane
+// in bits 31:16, column in bits 15:0).
+class TransferSpec {
+ public:
+  // Structural checks only (operand presence: tmem2 and imm exactly for 16x32bx2); the
+  // native-image rules are check()'s job.
+  static Result<TransferSpec> make(Opcode op, Scope scope, View tmem, View regs,
+                                   std::optional<View> tmem2 = std::nullopt,
+                                   std::optional<std::int64_t> imm = std::nullopt);
+  // From the textual fields, as the CLI takes them (--op --scope --tmem --regs [--tmem2 --imm]).
+  static Result<TransferSpec> from_fields(std::string_view op, std::string_view scope,
+                                          std::string_view tmem, std::string_view regs,
+                                          std::optional<std::string_view> tmem2 = std::nullopt,
+                                          std::optional<std::string_view> imm = std::nullopt);
+  // The canonical text of to_string(): one "key: value" line per field.
+  static Result<TransferSpec> parse(std::string_view text);
+  // A JSON object with the keys op, scope, tmem, regs and optionally tmem2, imm (DESIGN.md §5).
+  static Result<TransferSpec> from_json(std::string_view json);
+
+  const Opcode& op() const noexcept { return op_; }
+  const Scope& scope() const noexcept { return scope_; }
+  const View& tmem() const noexcept { return tmem_; }
+  const View& regs() const noexcept { return regs_; }
+  const std::optional<View>& tmem2() const noexcept { return tmem2_; }
+  const std::optional<std::int64_t>& imm() const noexcept { return imm_; }
+
+  // "op: ...\nscope: ...\ntmem: ...\nregs: ...[\ntmem2: ...\nimm: ...]\n"; parse() inverts it.
+  std::string to_string() const;
+  std::string to_json() const;
+  // Stable over runs and platforms; equal specs have equal hashes.
+  std::uint64_t hash() const noexcept;
+  friend bool operator==(const TransferSpec&, const TransferSpec&) = default;
+
+ private:
+  TransferSpec(Opcode op, Scope scope, View tmem, View regs, std::optional<View> tmem2,
+               std::optional<std::int64_t> imm)
+      : op_(op), scope_(scope), tmem_(std::move(tmem)), regs_(std::move(regs)),
+        tmem2_(std::move(tmem2)), imm_(imm) {}
+
+  Opcode op_;
+  Scope scope_;
+  View tmem_;
+  View regs_;
+  std::optional<View> tmem2_;
+  std::optional<std::int64_t> imm_;
+};
+
+std::ostream& operator<<(std::ostream& os, const TransferSpec& spec);
+
+}  // namespace tmem
