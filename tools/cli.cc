@@ -16,7 +16,8 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& word = argv[i];
-    if (word.size() < 2 || word.compare(0, 2, "--") != 0) {
+    // Options start with '-' ("--json", "-o"); views, opcodes and paths never do.
+    if (word.size() < 2 || word[0] != '-' || (word[1] >= '0' && word[1] <= '9')) {
       args.positional_.push_back(word);
       continue;
     }

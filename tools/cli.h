@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tmem/result.h"
+#include "tmem/transfer.h"
 
 namespace tmemjit_cli {
 
@@ -59,7 +60,17 @@ void print_json(const nlohmann::json& object);
 // A command: takes the arguments after its name, returns the exit code.
 using CommandFn = int (*)(const std::vector<std::string>& argv);
 
+// The SPEC options of DESIGN.md §5: --op --scope --tmem --regs [--tmem2 --imm] | --spec FILE.json.
+std::vector<OptionSpec> spec_options();
+// Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
+tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
+
+int cmd_ptx(const std::vector<std::string>& argv);
+int cmd_compile(const std::vector<std::string>& argv);
+int cmd_check(const std::vector<std::string>& argv);
+int cmd_plan(const std::vector<std::string>& argv);
 int cmd_describe(const std::vector<std::string>& argv);
 int cmd_image(const std::vector<std::string>& argv);
+int cmd_layout(const std::vector<std::string>& argv);
 
 }  // namespace tmemjit_cli

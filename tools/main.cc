@@ -18,11 +18,19 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"describe", tmemjit_cli::cmd_describe, "describe OPCODE [--json]"},
     {"image", tmemjit_cli::cmd_image, "image OPCODE [--json]"},
+    {"check", tmemjit_cli::cmd_check, "check SPEC [--json]"},
+    {"plan", tmemjit_cli::cmd_plan, "plan SPEC [--json]"},
+    {"ptx", tmemjit_cli::cmd_ptx, "ptx SPEC [--kernel roundtrip|store|load|fill|cuda] [--target T]"},
+    {"compile", tmemjit_cli::cmd_compile,
+     "compile SPEC [--kernel K] [--backend nvjitlink|ptxas|nvrtc] [--target T] [-o FILE] [--keep DIR]"},
+    {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
 };
 
 int usage(std::ostream& os, int code) {
   os << "usage: tmemjit COMMAND [ARGS]\n\ncommands:\n";
   for (const auto& command : kCommands) os << "  tmemjit " << command.synopsis << "\n";
+  os << "\nSPEC := --op OPCODE --scope warp:W|warpgroup|cta:NW --tmem VIEW --regs VIEW\n"
+        "        [--tmem2 VIEW --imm N] | --spec FILE.json\n";
   os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong data\n";
   return code;
 }
