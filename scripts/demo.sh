@@ -1,28 +1,53 @@
 #!/usr/bin/env bash
-# The main job: decode the seed document's opcodes and print their native images.
+# The main job: the seed document's Layout B round trip through every stage libtmemjit has:
+# decode the opcodes, check and plan the transfer, synthesize PTX and compile it for sm_100a.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 tmemjit_setup
 tmemjit_configure_and_build
 tmemjit="$TMEMJIT_BUILD_DIR/tools/tmemjit"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 
-# The opcodes of seed/tcgen05_ld_st.rst: the Layout B round trip, pack/unpack, the 16x32bx2 split.
-seed_opcodes=(
-  tcgen05.st.sync.aligned.32x32b.x64.b32
-  tcgen05.ld.sync.aligned.32x32b.x64.b32
-  tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32
-  tcgen05.ld.sync.aligned.16x64b.x2.pack::16b.b32
-  tcgen05.ld.sync.aligned.16x32bx2.x4.b32
-)
-for op in "${seed_opcodes[@]}"; do
-  echo "== $op"
-  "$tmemjit" describe "$op"
-done
+# Runs one stage, printing its name and wall time.
+stage() {
+  local name=$1; shift
+  local start end
+  start=$(date +%s%N)
+  "$@"
+  end=$(date +%s%N)
+  printf '   [%s: %d.%03d ms]\n\n' "$name" $(((end - start) / 1000000)) $((((end - start) / 1000) % 1000))
+}
+
+rearrange='.rearrange("(wh r) (wl c) -> (wl wh) r c", wh=2, r=32, wl=2)'
+spec=(--scope warpgroup
+      --tmem "tmem_datapath_layout(\"B\",64,128)$rearrange"
+      --regs "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)$rearrange")
+
+echo "== 1. decode the seed's opcodes"
+stage describe "$tmemjit" describe tcgen05.st.sync.aligned.32x32b.x64.b32
+"$tmemjit" describe tcgen05.ld.sync.aligned.32x32b.x64.b32 | head -n 1
 echo
-echo "== native images (cell = lane.register[.half])"
-"$tmemjit" image tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32
-"$tmemjit" image tcgen05.ld.sync.aligned.16x32bx2.x4.b32
+echo "== 2. check and plan the Layout B store and load (warpgroup scope)"
+stage "check st" "$tmemjit" check --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}"
+stage "plan ld" "$tmemjit" plan --op tcgen05.ld.sync.aligned.32x32b.x64.b32 "${spec[@]}"
+echo "== 3. synthesize the round-trip kernel (alloc -> st -> wait -> ld -> wait -> dealloc -> relinquish)"
+stage ptx "$tmemjit" ptx --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" >"$out/roundtrip.ptx"
+grep -E 'tcgen05\.(alloc|st|wait|ld|dealloc|relinquish)' "$out/roundtrip.ptx" | cut -c1-100
 echo
-echo "== a rejected form"
-"$tmemjit" describe tcgen05.ld.sync.aligned.16x256b.x64.b32 || echo "(exit $?: rejected as expected)"
+echo "== 4. compile for sm_100a in-process (nvJitLink), and with ptxas for comparison"
+stage nvjitlink "$tmemjit" compile --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" -o "$out/roundtrip.cubin"
+stage ptxas "$tmemjit" compile --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" --backend ptxas
+echo "== 5. a layout that does not match the opcode is refused with the reason"
+"$tmemjit" check --op tcgen05.st.sync.aligned.16x256b.x16.b32 "${spec[@]}" || echo "(exit $?: rejected as expected)"
+echo
+echo "== 6. the other seed examples: pack/unpack and the 16x32bx2 split"
+"$tmemjit" check --op tcgen05.st.sync.aligned.32x32b.x64.unpack::16b.b32 --scope warpgroup \
+  --tmem 'tensor((128,64,2), S[(128,64,2):(1@TLane,4@TCol,2@TCol)], f16).rearrange("(g r) c h -> g r c h", g=4)' \
+  --regs 'tensor((128,64), S[(128,64):(1@tid_in_wg,1)], b32).rearrange("(g r) c -> g r c", g=4)'
+mem='tensor((128,16), S[(128,16):(1@TLane,1@TCol)], b32).rearrange("(g r) c -> g r c", g=4)'
+"$tmemjit" check --op tcgen05.ld.sync.aligned.16x32bx2.x4.b32 --scope warpgroup \
+  --tmem "$mem[:, :16, :4]" --tmem2 "$mem[:, 16:32, 8:12]" --imm $(((16 << 16) + 8)) \
+  --regs 'tensor((128,4), S[(128,4):(1@tid_in_wg,1)], b32).rearrange("(g a r) c -> g a r c", g=4, a=2)'
+echo "PASS: the seed's examples decode, check, plan, synthesize and compile for sm_100a"

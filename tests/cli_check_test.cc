@@ -47,7 +47,7 @@ TEST(CliCheck, SpecFileAndPlan) {
   EXPECT_EQ(j["imm"], (16 << 16) + 8);
   EXPECT_EQ(j["steps"][0]["slots"].size(), 4u);
   auto text = run_cli("plan", "--spec", path);
-  EXPECT_NE(text.out.find("repeat (0,)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("repeat (): lane offset 0, column 0, slots 0-3"), std::string::npos) << text.out;
 }
 
 TEST(CliCheck, UsageErrors) {
