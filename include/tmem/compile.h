@@ -1,0 +1,58 @@
+// Compiler backends and their options: how PTX (or the CUDA C++ form) becomes a cubin.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tmem/result.h"
+#include "tmem/target.h"
+
+namespace tmem {
+
+// Which compiler turns the generated code into a cubin (DESIGN.md §4).
+enum class Backend {
+  kNvJitLink,  // libnvJitLink, in-process (default); compiles PTX as relocatable code, see
+               // docs/compile-backends.md for what that costs
+  kPtxas,      // the ptxas executable as a subprocess (whole-program compile)
+  kNvrtc,      // NVRTC, in-process, for the CUDA C++ (inline asm) form
+  kDriver,     // the driver's own PTX JIT, only where libcuda exists
+};
+
+std::string_view to_string(Backend backend) noexcept;  // "nvjitlink", "ptxas", "nvrtc", "driver"
+Result<Backend> parse_backend(std::string_view text);  // names the allowed set on failure
+std::span<const Backend> all_backends() noexcept;
+
+struct CompileOptions {
+  Target target = Target::kSm100a;
+  Backend backend = Backend::kNvJitLink;
+  int opt_level = 3;               // ptxas -O0..-O3
+  bool line_info = false;          // -lineinfo
+  bool tmem_access_check = false;  // ptxas -g-tmem-access-check: run-time TMEM guardrail traps
+  // When not empty, every compile writes NAME.ptx (or NAME.cu), NAME.cubin, NAME.log and, where a
+  // disassembler exists, NAME.sass into this directory (NAME = tmemjit_<hash of the input>).
+  // The input is written before compiling, so a failing compile keeps it too.
+  std::string keep_dir;
+  // Passed to the backend unchanged after the options above (e.g. "-maxrregcount=64").
+  std::vector<std::string> extra_options;
+
+  friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
+};
+
+// The options as one line of text, e.g. "target=sm_100a backend=nvjitlink -O3", for error details
+// and cache keys.
+std::string to_string(const CompileOptions& options);
+
+// A compiled module: the cubin, the code it came from and what the compiler said.
+struct CompiledModule {
+  std::vector<char> cubin;
+  std::string ptx;  // the PTX input (or, for NVRTC, the CUDA C++ source)
+  std::string log;  // compiler info log (warnings); empty when silent
+  Backend backend = Backend::kNvJitLink;
+  Target target = Target::kSm100a;
+  double compile_ms = 0;   // wall time of the backend call
+  std::string entry_name;  // NVRTC: the lowered name of the requested kernel; else empty
+};
+
+}  // namespace tmem

@@ -1,0 +1,416 @@
+// The compiler backends: nvJitLink in-process, ptxas as a subprocess, NVRTC for CUDA C++.
+#include "runtime/compile.h"
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "runtime/hash.h"
+#include "runtime/sass.h"
+#include "runtime/subprocess.h"
+
+namespace tmem {
+namespace {
+
+constexpr std::array<Backend, 4> kBackends = {Backend::kNvJitLink, Backend::kPtxas, Backend::kNvrtc,
+                                              Backend::kDriver};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : " ") + p;
+  return out;
+}
+
+// The details of every compile error: what ran, with which options, what it said, and the input.
+std::string failure_details(Backend backend, const std::vector<std::string>& options,
+                            const std::string& log, const std::string& input) {
+  std::string details = "backend: " + std::string(to_string(backend)) + "\n";
+  details += "options: " + join(options) + "\n";
+  details += "log:\n" + (log.empty() ? std::string("(empty)\n") : log);
+  if (!details.empty() && details.back() != '\n') details += '\n';
+  details += (backend == Backend::kNvrtc ? "cuda source:\n" : "ptx:\n") + input;
+  return details;
+}
+
+// The first line of a log that mentions an error, to make the one-line message useful.
+std::string first_error_line(const std::string& log) {
+  std::stringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos)
+      return line;
+  return {};
+}
+
+Error toolchain_error(const std::string& stage, std::string reason, Backend backend,
+                      const std::vector<std::string>& options, const std::string& log,
+                      const std::string& input) {
+  if (const std::string first = first_error_line(log); !first.empty()) reason += ": " + first;
+  return Error(ErrorCode::kToolchain, stage + " failed: " + reason,
+               failure_details(backend, options, log, input));
+}
+
+Result<bool> check_options(const CompileOptions& options) {
+  if (options.opt_level < 0 || options.opt_level > 3)
+    return Error(ErrorCode::kUsage,
+                 "opt_level must be 0, 1, 2 or 3, got " + std::to_string(options.opt_level));
+  return true;
+}
+
+// Keeps the input (before compiling) and the results (after) under options.keep_dir.
+class Keeper {
+ public:
+  Keeper(const CompileOptions& options, const std::string& input, const char* input_suffix) {
+    if (options.keep_dir.empty()) return;
+    const Key128 key = KeyBuilder().str("input", input).str("options", to_string(options)).finish();
+    stem_ = options.keep_dir + "/tmemjit_" + key.hex().substr(0, 16);
+    error_ = write_file(stem_ + input_suffix, input);
+  }
+
+  // Requires: called once, after the compile; `cubin` may be empty (a failed compile).
+  Result<bool> finish(const std::string& log, const std::vector<char>& cubin) {
+    if (stem_.empty()) return true;
+    if (!error_) return std::move(error_);
+    if (auto ok = write_file(stem_ + ".log", log); !ok) return ok;
+    if (cubin.empty()) return true;
+    if (auto ok = write_file(stem_ + ".cubin", cubin); !ok) return ok;
+    if (auto tool = sass::find_disassembler()) {
+      if (auto text = sass::disassemble(*tool, cubin)) {
+        if (auto ok = write_file(stem_ + ".sass", *text); !ok) return ok;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::string stem_;
+  Result<bool> error_ = true;
+};
+
+// ---- nvJitLink --------------------------------------------------------------------------------
+
+const char* nvjitlink_result_name(nvJitLinkResult r) {
+  switch (r) {
+    case NVJITLINK_SUCCESS:
+      return "success";
+    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
+      return "unrecognized option";
+    case NVJITLINK_ERROR_MISSING_ARCH:
+      return "missing -arch";
+    case NVJITLINK_ERROR_INVALID_INPUT:
+      return "invalid input";
+    case NVJITLINK_ERROR_PTX_COMPILE:
+      return "ptx compile error";
+    case NVJITLINK_ERROR_NVVM_COMPILE:
+      return "nvvm compile error";
+    case NVJITLINK_ERROR_INTERNAL:
+      return "internal error";
+    default:
+      return "error";
+  }
+}
+
+struct LinkHandleDeleter {
+  void operator()(nvJitLinkHandle* handle) const {
+    if (*handle != nullptr) nvJitLinkDestroy(handle);
+    delete handle;
+  }
+};
+
+std::string nvjitlink_logs(nvJitLinkHandle handle, bool want_error) {
+  size_t size = 0;
+  std::string log;
+  if (want_error) {
+    if (nvJitLinkGetErrorLogSize(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
+      log.resize(size);
+      nvJitLinkGetErrorLog(handle, log.data());
+    }
+  } else if (nvJitLinkGetInfoLogSize(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
+    log.resize(size);
+    nvJitLinkGetInfoLog(handle, log.data());
+  }
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  return log;
+}
+
+Result<CompiledModule> nvjitlink_compile(const std::string& ptx, const CompileOptions& options) {
+  const std::vector<std::string> opts = backend_options(Backend::kNvJitLink, options);
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  const auto start = Clock::now();
+  std::unique_ptr<nvJitLinkHandle, LinkHandleDeleter> handle(new nvJitLinkHandle{});
+  nvJitLinkResult r =
+      nvJitLinkCreate(handle.get(), static_cast<uint32_t>(argv.size()), argv.data());
+  if (r != NVJITLINK_SUCCESS) {
+    // A failed create leaves no handle to destroy or to ask for a log.
+    *handle = nullptr;
+    return toolchain_error("nvjitlink create", nvjitlink_result_name(r), Backend::kNvJitLink, opts,
+                           "", ptx);
+  }
+  r = nvJitLinkAddData(*handle, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "tmemjit.ptx");
+  if (r == NVJITLINK_SUCCESS) r = nvJitLinkComplete(*handle);
+  const std::string info = nvjitlink_logs(*handle, false);
+  if (r != NVJITLINK_SUCCESS) {
+    std::string log = nvjitlink_logs(*handle, true);
+    if (!info.empty()) log += (log.empty() ? "" : "\n") + info;
+    return toolchain_error("nvjitlink link", nvjitlink_result_name(r), Backend::kNvJitLink, opts,
+                           log, ptx);
+  }
+  size_t size = 0;
+  CompiledModule module;
+  if (nvJitLinkGetLinkedCubinSize(*handle, &size) != NVJITLINK_SUCCESS || size == 0)
+    return toolchain_error("nvjitlink get cubin", "no cubin", Backend::kNvJitLink, opts, info, ptx);
+  module.cubin.resize(size);
+  if (nvJitLinkGetLinkedCubin(*handle, module.cubin.data()) != NVJITLINK_SUCCESS)
+    return toolchain_error("nvjitlink get cubin", "no cubin", Backend::kNvJitLink, opts, info, ptx);
+  module.compile_ms = ms_since(start);
+  module.log = info;
+  return module;
+}
+
+// ---- ptxas ------------------------------------------------------------------------------------
+
+Result<CompiledModule> ptxas_compile(const std::string& ptx, const CompileOptions& options) {
+  std::vector<std::string> opts = backend_options(Backend::kPtxas, options);
+  auto dir = ScratchDir::create("tmemjit-ptxas-");
+  if (!dir) return std::move(dir).error();
+  const std::string input = dir->file("module.ptx");
+  const std::string output = dir->file("module.cubin");
+  if (auto ok = write_file(input, ptx); !ok) return std::move(ok).error();
+  std::vector<std::string> argv = {ptxas_path()};
+  argv.insert(argv.end(), opts.begin(), opts.end());
+  argv.insert(argv.end(), {"-o", output, input});
+  const auto start = Clock::now();
+  auto run = run_process(argv);
+  if (!run) return toolchain_error("ptxas", run.error().message(), Backend::kPtxas, opts, "", ptx);
+  if (run->exit_code != 0)
+    return toolchain_error("ptxas", "exit code " + std::to_string(run->exit_code), Backend::kPtxas,
+                           opts, run->output, ptx);
+  auto cubin = read_file(output);
+  if (!cubin)
+    return toolchain_error("ptxas", "no cubin was written", Backend::kPtxas, opts, run->output,
+                           ptx);
+  CompiledModule module;
+  module.compile_ms = ms_since(start);
+  module.cubin.assign(cubin->begin(), cubin->end());
+  module.log = std::move(run->output);
+  return module;
+}
+
+// ---- NVRTC ------------------------------------------------------------------------------------
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram* program) const {
+    if (*program) nvrtcDestroyProgram(program);
+    delete program;
+  }
+};
+
+std::string nvrtc_log(nvrtcProgram program) {
+  size_t size = 0;
+  std::string log;
+  if (nvrtcGetProgramLogSize(program, &size) == NVRTC_SUCCESS && size > 1) {
+    log.resize(size);
+    nvrtcGetProgramLog(program, log.data());
+  }
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  return log;
+}
+
+}  // namespace
+
+// ---- public names -----------------------------------------------------------------------------
+
+std::string_view to_string(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::kNvJitLink:
+      return "nvjitlink";
+    case Backend::kPtxas:
+      return "ptxas";
+    case Backend::kNvrtc:
+      return "nvrtc";
+    case Backend::kDriver:
+      return "driver";
+  }
+  return "unknown";
+}
+
+Result<Backend> parse_backend(std::string_view text) {
+  for (Backend b : kBackends)
+    if (to_string(b) == text) return b;
+  return Error(ErrorCode::kUsage, "unknown backend '" + std::string(text) +
+                                      "'; allowed: nvjitlink, ptxas, nvrtc, driver");
+}
+
+std::span<const Backend> all_backends() noexcept { return kBackends; }
+
+std::string to_string(const CompileOptions& options) {
+  std::string text = "target=" + std::string(to_string(options.target)) +
+                     " backend=" + std::string(to_string(options.backend)) + " -O" +
+                     std::to_string(options.opt_level);
+  if (options.line_info) text += " -lineinfo";
+  if (options.tmem_access_check) text += " -g-tmem-access-check";
+  for (const std::string& extra : options.extra_options) text += " " + extra;
+  return text;
+}
+
+std::vector<std::string> backend_options(Backend backend, const CompileOptions& options) {
+  const std::string arch(to_string(options.target));
+  const std::string level = std::to_string(options.opt_level);
+  std::vector<std::string> opts;
+  switch (backend) {
+    case Backend::kNvJitLink:
+      // nvJitLink's own -O is for LTO (0 or 3 only); the PTX compile level goes to ptxas.
+      opts = {"-arch=" + arch, "-Xptxas=-O" + level};
+      if (options.line_info) opts.push_back("-lineinfo");
+      if (options.tmem_access_check) opts.push_back("-Xptxas=-g-tmem-access-check");
+      break;
+    case Backend::kPtxas:
+    case Backend::kDriver:
+      opts = {"-arch=" + arch, "-O" + level};
+      if (options.line_info) opts.push_back("-lineinfo");
+      if (options.tmem_access_check) opts.push_back("-g-tmem-access-check");
+      break;
+    case Backend::kNvrtc:
+      opts = {"--gpu-architecture=" + arch, "--ptxas-options=-O" + level};
+      if (options.line_info) opts.push_back("--generate-line-info");
+      if (options.tmem_access_check) opts.push_back("--ptxas-options=-g-tmem-access-check");
+      break;
+  }
+  opts.insert(opts.end(), options.extra_options.begin(), options.extra_options.end());
+  return opts;
+}
+
+std::string ptxas_path() {
+  if (const char* env = std::getenv("TMEMJIT_PTXAS"); env && *env) return env;
+#ifdef TMEMJIT_PTXAS_PATH
+  return TMEMJIT_PTXAS_PATH;
+#else
+  return "ptxas";
+#endif
+}
+
+Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options) {
+  if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  Keeper keeper(options, ptx, ".ptx");
+  Result<CompiledModule> result = Error(ErrorCode::kInternal, "no backend ran");
+  switch (options.backend) {
+    case Backend::kNvJitLink:
+      result = nvjitlink_compile(ptx, options);
+      break;
+    case Backend::kPtxas:
+      result = ptxas_compile(ptx, options);
+      break;
+    case Backend::kNvrtc:
+      return Error(ErrorCode::kUsage,
+                   "the nvrtc backend compiles CUDA C++, not PTX; use compile_cuda or another "
+                   "backend (nvjitlink, ptxas)");
+    case Backend::kDriver:
+      return Error(
+          ErrorCode::kToolchain,
+          "driver jit failed: the driver backend is not available in this build yet",
+          failure_details(Backend::kDriver, backend_options(Backend::kDriver, options), "", ptx));
+  }
+  if (!result) {
+    (void)keeper.finish(result.error().details(), {});
+    return result;
+  }
+  result->ptx = ptx;
+  result->backend = options.backend;
+  result->target = options.target;
+  if (auto kept = keeper.finish(result->log, result->cubin); !kept) return std::move(kept).error();
+  return result;
+}
+
+Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::string& kernel_name,
+                                    const CompileOptions& options) {
+  if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  Keeper keeper(options, cuda_source, ".cu");
+  const std::vector<std::string> opts = backend_options(Backend::kNvrtc, options);
+  auto fail = [&](const std::string& stage, const std::string& reason,
+                  const std::string& log) -> Error {
+    Error error = toolchain_error(stage, reason, Backend::kNvrtc, opts, log, cuda_source);
+    (void)keeper.finish(error.details(), {});
+    return error;
+  };
+  const auto start = Clock::now();
+  std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{});
+  nvrtcResult r =
+      nvrtcCreateProgram(program.get(), cuda_source.c_str(), "tmemjit.cu", 0, nullptr, nullptr);
+  if (r != NVRTC_SUCCESS) {
+    *program = nullptr;
+    return fail("nvrtc create", nvrtcGetErrorString(r), "");
+  }
+  if (!kernel_name.empty()) {
+    r = nvrtcAddNameExpression(*program, kernel_name.c_str());
+    if (r != NVRTC_SUCCESS) return fail("nvrtc add name", nvrtcGetErrorString(r), "");
+  }
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  r = nvrtcCompileProgram(*program, static_cast<int>(argv.size()), argv.data());
+  const std::string log = nvrtc_log(*program);
+  if (r != NVRTC_SUCCESS) return fail("nvrtc compile", nvrtcGetErrorString(r), log);
+  CompiledModule module;
+  size_t size = 0;
+  r = nvrtcGetCUBINSize(*program, &size);
+  if (r != NVRTC_SUCCESS || size == 0)
+    return fail("nvrtc get cubin",
+                r != NVRTC_SUCCESS ? nvrtcGetErrorString(r)
+                                   : "no cubin "
+                                     "(is the architecture a real sm_ target?)",
+                log);
+  module.cubin.resize(size);
+  r = nvrtcGetCUBIN(*program, module.cubin.data());
+  if (r != NVRTC_SUCCESS) return fail("nvrtc get cubin", nvrtcGetErrorString(r), log);
+  if (!kernel_name.empty()) {
+    const char* lowered = nullptr;
+    r = nvrtcGetLoweredName(*program, kernel_name.c_str(), &lowered);
+    if (r != NVRTC_SUCCESS || lowered == nullptr)
+      return fail("nvrtc lowered name", "'" + kernel_name + "' is not a __global__ function", log);
+    module.entry_name = lowered;
+  }
+  module.compile_ms = ms_since(start);
+  module.ptx = cuda_source;
+  module.log = log;
+  module.backend = Backend::kNvrtc;
+  module.target = options.target;
+  if (auto kept = keeper.finish(module.log, module.cubin); !kept) return std::move(kept).error();
+  return module;
+}
+
+const ToolchainVersions& toolchain_versions() {
+  static std::once_flag once;
+  static ToolchainVersions versions;
+  std::call_once(once, [] {
+    unsigned major = 0, minor = 0;
+    versions.nvjitlink = nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS
+                             ? std::to_string(major) + "." + std::to_string(minor)
+                             : "unavailable";
+    int rmajor = 0, rminor = 0;
+    versions.nvrtc = nvrtcVersion(&rmajor, &rminor) == NVRTC_SUCCESS
+                         ? std::to_string(rmajor) + "." + std::to_string(rminor)
+                         : "unavailable";
+    versions.ptxas = "unavailable";
+    if (auto run = run_process({ptxas_path(), "--version"}); run && run->exit_code == 0) {
+      std::stringstream lines(run->output);
+      std::string line;
+      while (std::getline(lines, line))
+        if (line.find("release") != std::string::npos) versions.ptxas = line;
+    }
+  });
+  return versions;
+}
+
+}  // namespace tmem
