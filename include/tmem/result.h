@@ -86,4 +86,8 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
+// The result of a call that returns nothing but can fail: `return Status(std::monostate{})` or an
+// Error.
+using Status = Result<std::monostate>;
+
 }  // namespace tmem

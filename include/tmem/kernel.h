@@ -1,0 +1,57 @@
+// Kernel: a compiled transfer kernel (cubin + PTX) that loads lazily and launches on any GPU.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tmem/result.h"
+#include "tmem/target.h"
+
+namespace tmem {
+
+// A dim3 without CUDA headers.
+struct Dim3 {
+  unsigned x = 1;
+  unsigned y = 1;
+  unsigned z = 1;
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  unsigned shared_bytes = 0;  // dynamic shared memory
+  void* stream = nullptr;     // a CUstream / cudaStream_t; null: the default stream
+};
+
+// A handle to a compiled kernel. Copies share one module: it is loaded into the process on the
+// first load() or launch() (cuLibraryLoadData, context-independent) and launches on the context
+// current at each call (the primary context of device 0 when none is current), so one Kernel
+// serves several GPUs. Loading and launching need the CUDA driver; everything else works without.
+class Kernel {
+ public:
+  class Impl;  // runtime/kernel_impl.h
+
+  Kernel() = default;  // empty: valid() is false
+  explicit Kernel(std::shared_ptr<Impl> impl) noexcept;
+
+  bool valid() const noexcept { return impl_ != nullptr; }
+  const std::string& name() const noexcept;  // the entry point
+  Target target() const noexcept;
+  std::span<const char> cubin() const noexcept;
+  std::string_view ptx() const noexcept;
+
+  bool loaded() const noexcept;
+  // Loads the module now (launch() does it on first use). Fails with kDriver where there is no
+  // driver, and kTarget where the current device cannot run the target.
+  Status load() const;
+  // Launches on config.stream. `args` follows cuLaunchKernel's kernelParams: one pointer to each
+  // kernel parameter's value. Asynchronous: errors of the kernel itself show at the next sync.
+  Status launch(const LaunchConfig& config, void** args) const;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace tmem

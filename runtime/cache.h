@@ -1,0 +1,84 @@
+// ModuleCache: the process-wide cache of compiled modules, memory over disk, with counters.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string_view>
+#include <utility>
+
+#include "runtime/disk_cache.h"
+#include "runtime/hash.h"
+#include "runtime/memory_cache.h"
+#include "runtime/payload.h"
+#include "tmem/cache.h"
+#include "tmem/result.h"
+
+namespace tmem {
+
+// Goes into every cache key (KeyBuilder::integer("format", ...)): bump it when the meaning of a
+// key or payload changes, so old entries stop matching.
+inline constexpr int64_t kCacheKeyFormatVersion = 1;
+
+class ModuleCache {
+ public:
+  using Ptr = MemoryCache::Ptr;
+  using Compile = std::function<Result<Payload>()>;
+
+  explicit ModuleCache(const CacheOptions& options);
+  ModuleCache(const ModuleCache&) = delete;
+  ModuleCache& operator=(const ModuleCache&) = delete;
+
+  // The payload for `key`: from memory (a hit: one shared lock, no allocation), else from disk,
+  // else from `compile()`, which then goes to memory and disk. Concurrent callers of one key share
+  // one compile; different keys compile in parallel. A failed compile is not cached.
+  template <class F>
+  Result<Ptr> get_or_compile(const Key128& key, F&& compile) {
+    if (enabled_.load(std::memory_order_acquire)) {
+      if (Ptr hit = memory_.find(key)) {
+        hits_.fetch_add(1, std::memory_order_relaxed);
+        return hit;
+      }
+    }
+    return get_or_compile_slow(key, Compile(std::forward<F>(compile)));
+  }
+
+  CacheOptions options() const;
+  void configure(const CacheOptions& options);
+  CacheStats stats() const;
+  void reset_stats();
+  Status clear(bool disk);
+  // The disk cache in use, or null (off, or no directory).
+  std::shared_ptr<DiskCache> disk() const;
+
+ private:
+  Result<Ptr> get_or_compile_slow(const Key128& key, const Compile& compile);
+  Result<Payload> timed_compile(const Compile& compile);
+
+  MemoryCache memory_;
+  std::atomic<bool> enabled_{true};
+
+  mutable std::shared_mutex config_mutex_;  // guards options_ and disk_
+  CacheOptions options_;
+  std::shared_ptr<DiskCache> disk_;
+
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
+  std::atomic<uint64_t> disk_hits_{0};
+  std::atomic<uint64_t> disk_writes_{0};
+  std::atomic<uint64_t> evictions_{0};
+  std::atomic<uint64_t> compile_ns_{0};
+};
+
+// The cache behind tmem::compile_transfer and the tmem::cache_* functions; configured from the
+// environment on first use.
+ModuleCache& module_cache();
+
+// Parses a byte count with an optional K, M, G or T suffix (powers of 1024); nullopt when invalid.
+std::optional<uint64_t> parse_byte_count(std::string_view text);
+
+}  // namespace tmem

@@ -1,0 +1,110 @@
+// The CUDA driver, opened lazily with dlopen: device queries, module load, launch, device memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tmem/kernel.h"
+#include "tmem/result.h"
+#include "tmem/target.h"
+
+namespace tmem::driver {
+
+// libcuda.so.1 is opened on the first call of any function here, never at library load, so a
+// process without a driver can still check, compile and cache. Every failure is an Error with code
+// kDriver: "no CUDA driver: libcuda.so.1 could not be loaded (<dlerror>)" when the library is
+// missing, "<call> failed: <CUDA error name>: <description>" when a call fails.
+
+// Opens the driver and runs cuInit(0) (once per process; the outcome is remembered).
+Status ensure_driver();
+Result<int> driver_version();  // e.g. 12080 for CUDA 12.8
+Result<int> device_count();
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;            // "NVIDIA H200"
+  int compute_capability = 0;  // major * 10 + minor: 90, 100, 103, 110
+};
+Result<DeviceInfo> device_info(int ordinal);
+
+// "9.0" for 90.
+std::string cc_to_string(int compute_capability);
+
+// The device of the current context; when no context is current, makes the primary context of
+// device 0 current first (as the CUDA runtime does), so loads and launches work out of the box.
+Result<int> current_device();
+
+// Checks that code for `target` loads on device `ordinal`, e.g. "cubin for sm_100a cannot load on
+// device 0 (NVIDIA H200, compute capability 9.0); sm_100a needs exactly 10.0".
+Status check_target(Target target, int ordinal);
+
+// A module loaded with cuLibraryLoadData: context-independent, so one LoadedLibrary serves every
+// device of the process (the driver loads it into each context on first use). Move-only; unloads
+// in the destructor.
+class LoadedLibrary {
+ public:
+  // Checks the current device (see current_device) against `target` first.
+  static Result<LoadedLibrary> load(std::span<const char> image, Target target);
+
+  LoadedLibrary(LoadedLibrary&& other) noexcept;
+  LoadedLibrary& operator=(LoadedLibrary&& other) noexcept;
+  LoadedLibrary(const LoadedLibrary&) = delete;
+  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
+  ~LoadedLibrary();
+
+  // The CUkernel of an entry point, as an opaque handle for launch().
+  Result<void*> kernel(const std::string& entry) const;
+  Target target() const noexcept { return target_; }
+
+ private:
+  LoadedLibrary(void* library, Target target) noexcept : library_(library), target_(target) {}
+  void* library_ = nullptr;  // CUlibrary
+  Target target_;
+};
+
+// Launches a CUkernel (from LoadedLibrary::kernel) on the current context (see current_device),
+// after checking that device against `target`. `stream` is a CUstream (null: the default stream);
+// `args` follows cuLaunchKernel's kernelParams: one pointer per kernel parameter.
+Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned shared_bytes,
+              void* stream, void** args);
+
+Status synchronize();  // cuCtxSynchronize on the current context
+Status synchronize_stream(void* stream);
+
+// Device memory on the current context. Move-only; freed in the destructor.
+class DeviceBuffer {
+ public:
+  static Result<DeviceBuffer> alloc(size_t bytes);
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  Status upload(const void* host, size_t bytes);    // host -> device, at offset 0
+  Status download(void* host, size_t bytes) const;  // device -> host, from offset 0
+  Status fill(unsigned char value);                 // every byte
+
+  uint64_t address() const noexcept { return address_; }  // CUdeviceptr
+  // For kernel arguments: a pointer to the CUdeviceptr, as cuLaunchKernel's kernelParams expect.
+  void* arg() noexcept { return &address_; }
+  size_t size() const noexcept { return bytes_; }
+
+ private:
+  DeviceBuffer(uint64_t address, size_t bytes) noexcept : address_(address), bytes_(bytes) {}
+  void release() noexcept;
+  uint64_t address_ = 0;
+  size_t bytes_ = 0;
+};
+
+// Compiles PTX to a cubin for `target` with the driver's JIT (cuLinkCreate / cuLinkAddData /
+// cuLinkComplete). Needs a driver and a context (made current as in current_device). A PTX error
+// is kToolchain with the JIT log and the PTX in the details.
+Result<std::vector<char>> driver_link_ptx(const std::string& ptx, Target target);
+
+}  // namespace tmem::driver
