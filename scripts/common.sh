@@ -51,11 +51,12 @@ tmemjit_setup() {
 }
 
 tmemjit_configure_and_build() {
+  mkdir -p "$TMEMJIT_BUILD_DIR"
   if [ ! -f "$TMEMJIT_BUILD_DIR/build.ninja" ]; then
     cmake -S "$TMEMJIT_ROOT" -B "$TMEMJIT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      "$@" >"$TMEMJIT_BUILD_DIR.configure.log" 2>&1 ||
-      { cat "$TMEMJIT_BUILD_DIR.configure.log" >&2; return 1; }
+      "$@" >"$TMEMJIT_BUILD_DIR/configure.log" 2>&1 ||
+      { cat "$TMEMJIT_BUILD_DIR/configure.log" >&2; return 1; }
   fi
-  cmake --build "$TMEMJIT_BUILD_DIR" -j "$TMEMJIT_JOBS" >"$TMEMJIT_BUILD_DIR.build.log" 2>&1 ||
-    { tail -n 60 "$TMEMJIT_BUILD_DIR.build.log" >&2; return 1; }
+  cmake --build "$TMEMJIT_BUILD_DIR" -j "$TMEMJIT_JOBS" >"$TMEMJIT_BUILD_DIR/build.log" 2>&1 ||
+    { tail -n 60 "$TMEMJIT_BUILD_DIR/build.log" >&2; return 1; }
 }

@@ -50,4 +50,4 @@ mem='tensor((128,16), S[(128,16):(1@TLane,1@TCol)], b32).rearrange("(g r) c -> g
 "$tmemjit" check --op tcgen05.ld.sync.aligned.16x32bx2.x4.b32 --scope warpgroup \
   --tmem "$mem[:, :16, :4]" --tmem2 "$mem[:, 16:32, 8:12]" --imm $(((16 << 16) + 8)) \
   --regs 'tensor((128,4), S[(128,4):(1@tid_in_wg,1)], b32).rearrange("(g a r) c -> g a r c", g=4, a=2)'
-echo "PASS: the seed's examples decode, check, plan, synthesize and compile for sm_100a"
+echo "done: the seed's examples decode, check, plan, synthesize and compile for sm_100a"
