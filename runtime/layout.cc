@@ -5,6 +5,8 @@
 #include <array>
 #include <ostream>
 
+#include "runtime/fnv.h"
+
 #include "runtime/descriptor_parser.h"
 
 namespace tmem {
@@ -223,12 +225,7 @@ std::string Layout::to_string() const {
 
 std::uint64_t Layout::hash() const noexcept {
   std::uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](std::uint64_t word) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (word >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
-  };
+  auto mix = [&h](std::uint64_t word) { detail::fnv1a_mix(h, word); };
   auto mix_iters = [&](const std::vector<Iter>& iters) {
     mix(iters.size());
     for (const Iter& iter : iters) {

@@ -3,6 +3,8 @@
 
 #include <ostream>
 
+#include "runtime/fnv.h"
+
 namespace tmem {
 namespace {
 
@@ -45,12 +47,7 @@ std::string Tensor::to_string() const {
 
 std::uint64_t Tensor::hash() const noexcept {
   std::uint64_t h = layout_.hash() ^ 0x9e3779b97f4a7c15ull;
-  auto mix = [&h](std::uint64_t word) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (word >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
-  };
+  auto mix = [&h](std::uint64_t word) { detail::fnv1a_mix(h, word); };
   mix(shape_.size());
   for (std::int64_t extent : shape_) mix(static_cast<std::uint64_t>(extent));
   mix(static_cast<std::uint64_t>(dtype_));

@@ -9,6 +9,8 @@
 #include <ostream>
 #include <set>
 
+#include "runtime/fnv.h"
+
 #include "runtime/descriptor_parser.h"
 
 namespace tmem {
@@ -457,12 +459,7 @@ Result<std::vector<PhysCoord>> View::apply(std::span<const std::int64_t> coord) 
 
 std::uint64_t View::hash() const noexcept {
   std::uint64_t h = base_.hash() ^ 0x5bd1e9955bd1e995ull;
-  auto mix = [&h](std::uint64_t word) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (word >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
-  };
+  auto mix = [&h](std::uint64_t word) { detail::fnv1a_mix(h, word); };
   mix(shape_.size());
   for (std::int64_t extent : shape_) mix(static_cast<std::uint64_t>(extent));
   mix(static_cast<std::uint64_t>(offset_));
