@@ -225,6 +225,16 @@ struct Builder {
 
 }  // namespace
 
+}  // namespace tmem::kernels
+
+namespace tmem {
+
+std::span<const KernelKind> all_kernel_kinds() noexcept {
+  static constexpr KernelKind kKinds[] = {KernelKind::kRoundtrip, KernelKind::kStore, KernelKind::kLoad,
+                                          KernelKind::kFill};
+  return kKinds;
+}
+
 std::string_view to_string(KernelKind kind) noexcept {
   switch (kind) {
     case KernelKind::kRoundtrip: return "roundtrip";
@@ -236,11 +246,15 @@ std::string_view to_string(KernelKind kind) noexcept {
 }
 
 Result<KernelKind> parse_kernel_kind(std::string_view text) {
-  for (KernelKind kind : {KernelKind::kRoundtrip, KernelKind::kStore, KernelKind::kLoad, KernelKind::kFill})
+  for (KernelKind kind : all_kernel_kinds())
     if (to_string(kind) == text) return kind;
   return Error(ErrorCode::kUsage, "unknown kernel '" + std::string(text) +
                                       "'; allowed: roundtrip, store, load, fill, func, cuda");
 }
+
+}  // namespace tmem
+
+namespace tmem::kernels {
 
 std::string kernel_name(KernelKind kind) { return "tmem_" + std::string(to_string(kind)); }
 

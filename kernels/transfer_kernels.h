@@ -6,22 +6,17 @@
 #include <string_view>
 
 #include "runtime/ptx_ir.h"
+#include "tmem/kernel_kind.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
 
 namespace tmem::kernels {
 
-// What a harness kernel does. Every kind holds the whole lifecycle of TCGEN05.md §7.
-//   roundtrip  In[thread][slot] -> registers -> st -> wait::st -> ld -> wait::ld -> Out[thread][slot]
-//   store      In -> st (the plan) -> wait::st, then TMEM -> Raw[lane][column] through 32x32b
-//   load       Raw -> TMEM through 32x32b, then ld (the plan) -> wait::ld -> Out
-//   fill       Raw -> TMEM -> Raw2 through 32x32b only (checks the raw path itself)
-// `store` and `load` check a plan against the independent 32x32b identity image.
-enum class KernelKind { kRoundtrip, kStore, kLoad, kFill };
-
-std::string_view to_string(KernelKind kind) noexcept;
-Result<KernelKind> parse_kernel_kind(std::string_view text);
+// The kinds are public (tmem/kernel_kind.h): compile_transfer, the simulator and `tmemjit run` take them.
+using tmem::KernelKind;
+using tmem::parse_kernel_kind;
+using tmem::to_string;
 
 // The entry's name: "tmem_<kind>".
 std::string kernel_name(KernelKind kind);

@@ -1,0 +1,52 @@
+// Executors: what runs a harness kernel of a checked transfer on some device (DESIGN.md §1: the
+// CPU simulator, GPU emulation on non-Blackwell GPUs, real tcgen05 on sm_100-class GPUs).
+// `tmemjit run` and the sim/emu/device suites drive all three through this one interface, so the
+// same data checks apply to each.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tmem/kernel_kind.h"
+#include "tmem/plan.h"
+#include "tmem/result.h"
+#include "tmem/transfer.h"
+
+namespace tmem {
+
+enum class Device {
+  kAuto,  // a Blackwell GPU, else emulation on another GPU, else the simulator
+  kGpu,   // the real tcgen05 kernel on a GPU of compute capability 10.x/11.x
+  kEmu,   // the kernel lowered to sm_90 PTX, TMEM emulated in global memory, on any GPU >= 9.0
+  kSim,   // the CPU simulator (tmem::sim): no GPU needed
+};
+std::string_view to_string(Device device) noexcept;  // "auto", "gpu", "emu", "sim"
+Result<Device> parse_device(std::string_view text);
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual Device device() const noexcept = 0;
+  // For reports, e.g. "sim (CPU simulator)", "emu on NVIDIA H200 (cc 9.0)".
+  virtual std::string description() const = 0;
+  // Runs harness kernel `kind` of the checked transfer once and waits for it. `first` and `second`
+  // are the kernel's two u32 buffers in parameter order (kernels::launch_shape): `first` is only
+  // read, `second` is written. Sizes are threads x slots words for In/Out and 128 x raw_columns
+  // words for Raw; a size mismatch is kUsage. A rule broken while running (simulator) is kWrongData
+  // or kRule naming the instruction, warp and cell; a device failure is kDriver.
+  virtual Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+                     std::span<const std::uint32_t> first, std::span<std::uint32_t> second) = 0;
+};
+
+// One factory per device. make_executor(kAuto) tries gpu, then emu, then sim, and on success the
+// executor's description says which it picked; `why_not` (optional) collects one line per device
+// that was passed over and why ("gpu: needs compute capability 10.x, found 9.0").
+Result<std::unique_ptr<Executor>> make_sim_executor();
+Result<std::unique_ptr<Executor>> make_emu_executor();
+Result<std::unique_ptr<Executor>> make_gpu_executor();
+Result<std::unique_ptr<Executor>> make_executor(Device device, std::string* why_not = nullptr);
+
+}  // namespace tmem
