@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "kernels/transfer_kernels.h"
+#include "runtime/check_by_dims.h"
 #include "tmem/check.h"
 #include "tmem/transfer.h"
 
@@ -27,6 +28,14 @@ void BM_CheckAndPlan(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(tmem::check(spec));
 }
 BENCHMARK(BM_CheckAndPlan)->Unit(benchmark::kMicrosecond);
+
+// The per-element reference the fast path must match (runtime/check_by_dims.h): the ratio to
+// BM_CheckAndPlan is what the per-dim proof saves.
+void BM_CheckEachElement(benchmark::State& state) {
+  const auto spec = seed_spec().value();
+  for (auto _ : state) benchmark::DoNotOptimize(tmem::check_each_element(spec));
+}
+BENCHMARK(BM_CheckEachElement)->Unit(benchmark::kMicrosecond);
 
 void BM_ParseCheckPlanPrint(benchmark::State& state) {
   for (auto _ : state) {

@@ -6,6 +6,8 @@
 #include <bit>
 #include <sstream>
 
+#include "runtime/check_by_dims.h"
+#include "runtime/owner.h"
 #include "tmem/image.h"
 
 namespace tmem {
@@ -14,8 +16,6 @@ namespace {
 constexpr int kLanes = 128;        // TMEM lanes per CTA (PTX ISA §9.7.16.1)
 constexpr int kColumns = 512;      // 32-bit TMEM columns per CTA on sm_100a/f
 constexpr AxisMask kTmemAxes = axis_bit(Axis::kTLane) | axis_bit(Axis::kTCol);
-constexpr AxisMask kThreadAxes = axis_bit(Axis::kTx) | axis_bit(Axis::kWarpid) | axis_bit(Axis::kLaneid) |
-                                 axis_bit(Axis::kWgid) | axis_bit(Axis::kTidInWg) | axis_bit(Axis::kWidInWg);
 constexpr AxisMask kRegisterAxes = kThreadAxes | axis_bit(Axis::kM);
 
 std::string join(std::span<const std::int64_t> values) {
@@ -27,35 +27,6 @@ std::string join(std::span<const std::int64_t> values) {
 std::string describe_operand(std::string_view name, const View& view) {
   return std::string(name) + " operand: " + view.to_string() + "\n  shape " + join(view.shape()) +
          ", dtype " + std::string(to_string(view.dtype()));
-}
-
-// The CTA warp and the lane that own a register element, from whichever thread axes the layout
-// uses; -1 where the layout does not say.
-struct Owner {
-  std::int64_t warp = -1;
-  std::int64_t lane = -1;
-};
-
-Owner owner_of(const PhysCoord& at, AxisMask axes) {
-  auto has = [&](Axis axis) { return (axes & axis_bit(axis)) != 0; };
-  // Every thread axis the layout uses must tell the same story; a disagreement (laneid 3 but
-  // tid_in_wg 37) makes the owner unknown, which fails the ownership rule.
-  Owner owner;
-  auto set = [](std::int64_t& field, std::int64_t value) { field = field < 0 || field == value ? value : -2; };
-  const std::int64_t wg = has(Axis::kWgid) ? at[Axis::kWgid] : 0;
-  if (has(Axis::kLaneid)) set(owner.lane, at[Axis::kLaneid]);
-  if (has(Axis::kTidInWg)) {
-    set(owner.lane, at[Axis::kTidInWg] % 32);
-    set(owner.warp, 4 * wg + at[Axis::kTidInWg] / 32);
-  }
-  if (has(Axis::kTx)) {
-    set(owner.lane, at[Axis::kTx] % 32);
-    set(owner.warp, at[Axis::kTx] / 32);
-  }
-  if (has(Axis::kWarpid)) set(owner.warp, at[Axis::kWarpid]);
-  if (has(Axis::kWidInWg)) set(owner.warp, 4 * wg + at[Axis::kWidInWg]);
-  if (has(Axis::kLaneid) && owner.lane >= 32) owner.lane = -2;
-  return owner;
 }
 
 // The operand suffixes an opcode implies (DESIGN.md §3): register words (rows, cols), or
@@ -87,12 +58,13 @@ Form tmem_form(const Opcode& op, DType dtype) {
 }
 
 struct Checker {
-  explicit Checker(const TransferSpec& s)
-      : spec(s), op(s.op()), scope(s.scope()), plan{.op = s.op(), .scope = s.scope()} {}
+  Checker(const TransferSpec& s, bool by_dims)
+      : spec(s), op(s.op()), scope(s.scope()), try_by_dims(by_dims), plan{.op = s.op(), .scope = s.scope()} {}
 
   const TransferSpec& spec;
   const Opcode& op;
   const Scope& scope;
+  bool try_by_dims = true;  // prove the rules per dim first (check_by_dims.h), elements only if that gives up
   int groups = 1;
   int group_rank = 0;
   std::vector<std::int64_t> repeat_shape;
@@ -256,6 +228,13 @@ std::optional<Error> Checker::run() {
   if (spec.tmem2() && is_store && spec.tmem2()->replica_offsets().size() > 1) {
     return fail("replicas", "the second TMEM region is the destination of a store and is replicated (R[...])", "tmem2",
                 *spec.tmem2());
+  }
+
+  if (try_by_dims) {
+    if (auto proven = plan_by_dims(spec, repeat_shape, regs_form.halves, tmem_form_.halves)) {
+      plan = std::move(*proven);
+      return std::nullopt;
+    }
   }
 
   const int regs_per_instr = op.regs_per_thread();
@@ -512,8 +491,8 @@ std::optional<Error> Checker::run() {
 }
 
 // Plain check, no hints: used for the user's opcode and for the alternatives.
-Result<Plan> check_once(const TransferSpec& spec) {
-  Checker checker(spec);
+Result<Plan> check_once(const TransferSpec& spec, bool by_dims = true) {
+  Checker checker(spec, by_dims);
   if (auto error = checker.run()) return *error;
   return std::move(checker.plan);
 }
@@ -532,7 +511,51 @@ std::optional<Opcode> alternative_opcode(const TransferSpec& spec) {
   return std::nullopt;
 }
 
+// Re-orderings of one operand's (group, *repeat) dims that a kernel author plausibly mixed up:
+// the group axis read in the other digit order ("(wl wh)" for "(wh wl)") and permutations of the
+// leading dims. The atom dims are the instruction's and stay put.
+std::vector<View> reordered_views(const View& view, int leading) {
+  std::vector<View> out;
+  if (leading < 1 || leading > view.ndim()) return out;
+  std::string rest;
+  for (int d = 1; d < view.ndim(); ++d) rest += " d" + std::to_string(d);
+  const std::int64_t groups = view.shape()[0];
+  for (std::int64_t a = 2; a < groups; ++a) {
+    if (groups % a) continue;
+    auto swapped = view.rearrange("(ga gb)" + rest + " -> (gb ga)" + rest, {{"ga", a}});
+    if (swapped) out.push_back(std::move(*swapped));
+  }
+  if (leading >= 2 && leading <= 4) {
+    std::vector<std::int64_t> order(static_cast<size_t>(view.ndim()));
+    for (int d = 0; d < view.ndim(); ++d) order[static_cast<size_t>(d)] = d;
+    while (std::next_permutation(order.begin(), order.begin() + leading)) {
+      auto permuted = view.permute(order);
+      if (permuted) out.push_back(std::move(*permuted));
+    }
+  }
+  return out;
+}
+
+// A re-ordered register or TMEM view under which the spec passes, if any (the failing operand is
+// the one the error prints).
+std::optional<std::string> alternative_view(const TransferSpec& spec, const Error& error) {
+  const bool regs_failed = error.details().starts_with("regs operand");
+  if (!regs_failed && !error.details().starts_with("tmem operand")) return std::nullopt;
+  const View& failing = regs_failed ? spec.regs() : spec.tmem();
+  const int atom_rank = static_cast<int>(regs_failed ? register_form(spec.op(), spec.regs().dtype()).atom.size()
+                                                     : tmem_form(spec.op(), spec.tmem().dtype()).atom.size());
+  for (const View& candidate : reordered_views(failing, failing.ndim() - atom_rank)) {
+    auto changed = TransferSpec::make(spec.op(), spec.scope(), regs_failed ? spec.tmem() : candidate,
+                                      regs_failed ? candidate : spec.regs(), spec.tmem2(), spec.imm());
+    if (changed && check_once(*changed))
+      return std::string(regs_failed ? "register" : "TMEM") + " view " + candidate.to_string();
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+Result<Plan> check_each_element(const TransferSpec& spec) { return check_once(spec, false); }
 
 Result<Plan> check(const TransferSpec& spec) {
   auto plan = check_once(spec);
@@ -548,6 +571,8 @@ Result<Plan> check(const TransferSpec& spec) {
                  message + " (these views match " + other->to_string() + ", not " + spec.op().to_string() + ")",
                  error.details());
   }
+  if (auto view = alternative_view(spec, error))
+    return Error(ErrorCode::kRule, message + " (the spec passes with the " + *view + ")", error.details());
   return plan;
 }
 

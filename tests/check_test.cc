@@ -313,3 +313,27 @@ TEST(TransferSpec, SplitNeedsItsSecondRegionAndImmediate) {
 }
 
 }  // namespace
+
+namespace {
+
+// A register view whose warps are numbered in the other digit order: the checker names the
+// re-ordered view that fits, and that view really passes.
+TEST(CheckMutation, SwappedGroupOrderSuggestsTheFittingView) {
+  SpecText text = tmemjit_test::seed_layout_b(true);
+  text.regs = "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)"
+              ".rearrange(\"(wh r) (wl c) -> (wh wl) r c\", wh=2, r=32, wl=2)";
+  auto plan = check_text(text);
+  ASSERT_FALSE(plan.ok());
+  const std::string& message = plan.error().message();
+  const std::string marker = "the spec passes with the register view ";
+  const size_t at = message.find(marker);
+  ASSERT_NE(at, std::string::npos) << message;
+  std::string suggested = message.substr(at + marker.size());
+  ASSERT_TRUE(suggested.ends_with(")"));
+  suggested.pop_back();
+  text.regs = suggested;
+  auto fixed = check_text(text);
+  EXPECT_TRUE(fixed.ok()) << suggested << "\n" << (fixed.ok() ? "" : fixed.error().full_text());
+}
+
+}  // namespace
