@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tmem/result.h"
+#include "tmem/select.h"
 #include "tmem/transfer.h"
 
 namespace tmemjit_cli {
@@ -64,6 +65,9 @@ using CommandFn = int (*)(const std::vector<std::string>& argv);
 std::vector<OptionSpec> spec_options();
 // Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
+// --op auto / auto.ld / auto.st: the selection (tmem/select.h) behind spec_from_args, for --explain.
+std::optional<tmem::Direction> auto_direction(std::string_view op);
+tmem::Result<tmem::Selection> selection_from_args(const Args& args);
 
 int cmd_ptx(const std::vector<std::string>& argv);
 int cmd_compile(const std::vector<std::string>& argv);

@@ -1,6 +1,8 @@
 // tmemjit check / tmemjit plan: validate a transfer against the native-image rules and print its plan.
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "tmem/check.h"
 #include "tools/cli.h"
 
@@ -15,9 +17,24 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
   if (!spec) return report(spec.error(), json);
   auto plan = tmem::check(*spec);
   if (!plan) return report(plan.error(), json);
+  // --explain with --op auto: every form tried and why it won or lost (selection runs again; it
+  // is a few milliseconds and keeps spec_from_args one path).
+  std::optional<tmem::Selection> selection;
+  if (args->has("--explain")) {
+    auto selected = selection_from_args(*args);
+    if (!selected) return report(selected.error(), json);
+    selection = std::move(*selected);
+  }
   if (json) {
-    std::cout << plan->to_json(full) << "\n";
+    auto out = nlohmann::json::parse(plan->to_json(full));
+    if (selection) {
+      out["spec"] = nlohmann::json::parse(selection->spec.to_json());
+      for (const auto& candidate : selection->considered)
+        out["considered"].push_back({{"op", candidate.op.to_string()}, {"verdict", candidate.verdict}});
+    }
+    std::cout << out.dump() << "\n";
   } else {
+    if (selection) std::cout << "selection:\n" << selection->explain() << "spec:\n" << selection->spec.to_string() << "\n";
     std::cout << (full ? plan->to_string() : plan->summary());
   }
   return kExitOk;

@@ -8,7 +8,34 @@ namespace tmemjit_cli {
 
 std::vector<OptionSpec> spec_options() {
   return {{"--op", true},    {"--scope", true}, {"--tmem", true}, {"--regs", true},
-          {"--tmem2", true}, {"--imm", true},   {"--spec", true}, {"--json", false}};
+          {"--tmem2", true}, {"--imm", true},   {"--spec", true}, {"--json", false},
+          {"--explain", false}};
+}
+
+std::optional<tmem::Direction> auto_direction(std::string_view op) {
+  // `auto` is a store (the seed's round trip starts with st); auto.ld / auto.st say it.
+  if (op == "auto" || op == "auto.st") return tmem::Direction::kStore;
+  if (op == "auto.ld") return tmem::Direction::kLoad;
+  return std::nullopt;
+}
+
+tmem::Result<tmem::Selection> selection_from_args(const Args& args) {
+  const std::optional<std::string> op = args.get("--op");
+  const auto direction = op ? auto_direction(*op) : std::nullopt;
+  if (!direction) return tmem::Error(tmem::ErrorCode::kUsage, "--explain needs --op auto (or auto.ld, auto.st)");
+  for (const char* field : {"--scope", "--tmem", "--regs"})
+    if (!args.has(field))
+      return tmem::Error(tmem::ErrorCode::kUsage, std::string("missing ") + field + " (--op auto takes --scope and "
+                                                                            "the two tiles as --tmem and --regs)");
+  if (args.has("--tmem2") || args.has("--imm"))
+    return tmem::Error(tmem::ErrorCode::kUsage, "--op auto does not select 16x32bx2; name the opcode with --tmem2/--imm");
+  auto scope = tmem::Scope::parse(*args.get("--scope"));
+  if (!scope) return scope.error();
+  auto tmem_view = tmem::View::parse(*args.get("--tmem"));
+  if (!tmem_view) return tmem_view.error();
+  auto regs_view = tmem::View::parse(*args.get("--regs"));
+  if (!regs_view) return regs_view.error();
+  return tmem::select(*direction, *scope, *tmem_view, *regs_view);
 }
 
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
@@ -33,6 +60,11 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
       return tmem::Error(tmem::ErrorCode::kUsage, std::string("missing ") + field +
                                                       " (SPEC := --op OPCODE --scope S --tmem VIEW --regs VIEW "
                                                       "[--tmem2 VIEW --imm N] | --spec FILE.json)");
+  if (auto_direction(*args.get("--op"))) {
+    auto selection = selection_from_args(args);
+    if (!selection) return selection.error();
+    return std::move(selection->spec);
+  }
   std::optional<std::string> tmem2 = args.get("--tmem2"), imm = args.get("--imm");
   std::optional<std::string_view> tmem2_view, imm_view;
   if (tmem2) tmem2_view = *tmem2;

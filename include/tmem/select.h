@@ -1,0 +1,45 @@
+// tmem::select: picks the tcgen05.ld/st form and the operand views for two logical tiles
+// (`tmemjit check --op auto`), preferring the fewest instructions per warp (DESIGN.md §3).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tmem/opcode.h"
+#include "tmem/plan.h"
+#include "tmem/result.h"
+#include "tmem/transfer.h"
+#include "tmem/view.h"
+
+namespace tmem {
+
+// One form that was tried, and what became of it.
+struct SelectionCandidate {
+  Opcode op;
+  bool legal = false;
+  int instructions_per_warp = 0;  // when legal
+  int regs_per_thread = 0;        // when legal
+  std::string verdict;            // "chosen: ...", "legal but ...", "rejected: <rule>", "skipped: ..."
+};
+
+struct Selection {
+  TransferSpec spec;                         // the chosen opcode with its (group, *repeat, *atom) views
+  Plan plan;
+  std::vector<SelectionCandidate> considered;  // every form tried, in the order tried
+  // One line per candidate: why it won or lost.
+  std::string explain() const;
+};
+
+// `tmem` and `regs` are the same logical tile (equal shapes and 32-bit dtypes), without group or
+// repeat axes: e.g. tmem_datapath_layout("B",64,128) and the 64x128 register tile. Every plain
+// (non-pack) form of `direction` except 16x32bx2 (which needs a second region) is tried: the
+// tile's index bits are sorted into warps (the register layout's thread bits above the lane),
+// atom rows and columns (the TMEM layout's low lane and column bits) and repeats (the rest), and
+// the result is checked like any spec. The legal form with the fewest instructions per warp wins,
+// then the smaller register budget, then the earlier shape (32x32b first). Errors: kLayout for
+// tiles it cannot split (shapes differ, size not a power of two, 16-bit dtypes: name a pack form
+// explicitly), kRule when no form fits (the explanation lists why each failed).
+Result<Selection> select(Direction direction, const Scope& scope, const View& tmem, const View& regs);
+
+}  // namespace tmem
