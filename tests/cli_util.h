@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +34,29 @@ CliResult run_cli(const Args&... args) {
   ((command += " " + shell_quote(std::string(args))), ...);
   command += " >" + base + ".out 2>" + base + ".err";
   int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::remove(path.c_str());
+    return buffer.str();
+  };
+  result.out = slurp(base + ".out");
+  result.err = slurp(base + ".err");
+  return result;
+}
+
+// Runs `tmemjit ARGV...` with an argument list built at run time.
+inline CliResult run_cli_argv(const std::vector<std::string>& argv) {
+  static int counter = 0;
+  const std::string base =
+      "/tmp/tmemjit_cli_argv_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  std::string command = shell_quote(TMEMJIT_CLI_PATH);
+  for (const std::string& arg : argv) command += " " + shell_quote(arg);
+  command += " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(command.c_str());
   CliResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   auto slurp = [](const std::string& path) {

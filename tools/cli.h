@@ -76,5 +76,6 @@ int cmd_plan(const std::vector<std::string>& argv);
 int cmd_describe(const std::vector<std::string>& argv);
 int cmd_image(const std::vector<std::string>& argv);
 int cmd_layout(const std::vector<std::string>& argv);
+int cmd_draw(const std::vector<std::string>& argv);
 
 }  // namespace tmemjit_cli

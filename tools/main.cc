@@ -23,6 +23,7 @@ constexpr CommandEntry kCommands[] = {
     {"ptx", tmemjit_cli::cmd_ptx, "ptx SPEC [--kernel roundtrip|store|load|fill|cuda] [--target T]"},
     {"compile", tmemjit_cli::cmd_compile,
      "compile SPEC [--kernel K] [--backend nvjitlink|ptxas|nvrtc] [--target T] [-o FILE] [--keep DIR]"},
+    {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
 };
 
