@@ -16,6 +16,9 @@ if(NOT TARGET CUDA::nvJitLink)
     INTERFACE_INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}")
 endif()
 
+# nvPTXCompiler, optional: the in-process whole-program PTX compiler (tmemjit::nvptxcompiler).
+include(TmemjitNvPtxCompiler)
+
 if(TMEMJIT_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

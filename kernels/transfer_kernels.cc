@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "kernels/plan_code.h"
+
 namespace tmem::kernels {
 namespace {
 
@@ -68,48 +70,10 @@ struct Builder {
     }
   }
 
-  // TMEM address of repeat k for this warp: base + (32*(warp%4) + h_k) << 16 + c_k + d*(warp%4) + e*(warp/4).
-  Reg warp_address_base() {
-    Reg rank = f->new_reg(RegClass::kB32), lanes = f->new_reg(RegClass::kB32), address = f->new_reg(RegClass::kB32);
-    f->emit(Instruction::bit_and(Type::kB32, rank, warp, Operand::imm(3)));
-    f->emit(Instruction::shl(Type::kB32, lanes, rank, Operand::imm(21)));  // (32 * rank) << 16
-    f->emit(Instruction::add(Type::kU32, address, base, lanes));
-    if (plan.scope.kind() != Scope::Kind::kWarp) {
-      // Group index = warp id at warpgroup and cta scope (DESIGN.md §3).
-      if (plan.group_column_stride) {
-        Reg step = f->new_reg(RegClass::kB32), next = f->new_reg(RegClass::kB32);
-        f->emit(Instruction::mul_lo(Type::kU32, step, rank, Operand::imm(plan.group_column_stride)));
-        f->emit(Instruction::add(Type::kU32, next, address, step));
-        address = next;
-      }
-      if (plan.warpgroup_column_stride) {
-        Reg group = f->new_reg(RegClass::kB32), step = f->new_reg(RegClass::kB32), next = f->new_reg(RegClass::kB32);
-        f->emit(Instruction::shr(Type::kU32, group, warp, Operand::imm(2)));
-        f->emit(Instruction::mul_lo(Type::kU32, step, group, Operand::imm(plan.warpgroup_column_stride)));
-        f->emit(Instruction::add(Type::kU32, next, address, step));
-        address = next;
-      }
-    }
-    return address;
-  }
+  // TMEM address of this warp's first cell (kernels/plan_code.h).
+  Reg warp_address_base() { return emit_warp_address(*f, plan, base, warp); }
 
-  void transfer(bool store, Reg warp_base) {
-    for (const RepeatStep& step : plan.repeats) {
-      const std::int64_t delta = (static_cast<std::int64_t>(step.lane_offset) << 16) + step.column;
-      Reg taddr = warp_base;
-      if (delta != 0) {
-        taddr = f->new_reg(RegClass::kB32);
-        f->emit(Instruction::add(Type::kU32, taddr, warp_base, Operand::imm(delta)));
-      }
-      std::vector<Reg> regs;
-      for (int slot : step.slots) regs.push_back(slot_regs.at(slot));
-      Opcode op = Opcode::make(store ? Direction::kStore : Direction::kLoad, plan.op.shape(), plan.op.num(),
-                               plan.op.packed()).value();
-      f->emit(store ? Instruction::tcgen05_st(op, taddr, regs, plan.imm)
-                    : Instruction::tcgen05_ld(op, regs, taddr, plan.imm));
-    }
-    f->emit(store ? Instruction::tcgen05_wait_st() : Instruction::tcgen05_wait_ld());
-  }
+  void transfer(bool store, Reg warp_base) { emit_transfer(*f, plan, store, warp_base, slot_regs); }
 
   // Raw[lane][column] <-> TMEM through 32x32b.x32, by warps 0-3 (one lane slab each).
   void raw_pass(Reg raw, bool fill) {
@@ -249,7 +213,7 @@ Result<KernelKind> parse_kernel_kind(std::string_view text) {
   for (KernelKind kind : all_kernel_kinds())
     if (to_string(kind) == text) return kind;
   return Error(ErrorCode::kUsage, "unknown kernel '" + std::string(text) +
-                                      "'; allowed: roundtrip, store, load, fill, func, cuda");
+                                      "'; allowed: roundtrip, store, load, fill");
 }
 
 }  // namespace tmem

@@ -94,7 +94,10 @@ void ModuleCache::configure(const CacheOptions& options) {
     disk_ = std::move(disk);
   }
   enabled_.store(options.enabled, std::memory_order_release);
-  if (!options.enabled) memory_.clear();
+  if (!options.enabled) {
+    memory_.clear();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
 CacheOptions ModuleCache::options() const {
@@ -118,9 +121,11 @@ Result<Payload> ModuleCache::timed_compile(const Compile& compile) {
 }
 
 Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key,
-                                                          const Compile& compile) {
+                                                          const Compile& compile,
+                                                          Lookup* lookup) {
   if (!enabled_.load(std::memory_order_acquire)) {
     misses_.fetch_add(1, std::memory_order_relaxed);
+    if (lookup != nullptr) *lookup = Lookup::kUncached;
     Result<Payload> made = timed_compile(compile);
     if (!made.ok()) return std::move(made).error();
     return Ptr(std::make_shared<const Payload>(std::move(made).value()));
@@ -146,17 +151,20 @@ Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key,
         return made;
       },
       &outcome);
+  Lookup where = Lookup::kMemoryHit;
   switch (outcome) {
     case MemoryCache::Outcome::kHit:
-      hits_.fetch_add(1, std::memory_order_relaxed);
       break;
     case MemoryCache::Outcome::kWaited:
-      (result.ok() ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+      if (!result.ok()) where = Lookup::kCompiled;  // the compile it waited for failed
       break;
     case MemoryCache::Outcome::kComputed:
-      (from_disk ? disk_hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+      where = from_disk ? Lookup::kDiskHit : Lookup::kCompiled;
       break;
   }
+  (where == Lookup::kMemoryHit ? hits_ : where == Lookup::kDiskHit ? disk_hits_ : misses_)
+      .fetch_add(1, std::memory_order_relaxed);
+  if (lookup != nullptr) *lookup = where;
   return result;
 }
 
@@ -184,6 +192,7 @@ void ModuleCache::reset_stats() {
 
 Status ModuleCache::clear(bool disk_too) {
   memory_.clear();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   if (disk_too) {
     if (const std::shared_ptr<DiskCache> disk_cache = disk()) {
       Result<uint64_t> removed = disk_cache->clear();

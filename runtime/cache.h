@@ -33,19 +33,37 @@ class ModuleCache {
   ModuleCache(const ModuleCache&) = delete;
   ModuleCache& operator=(const ModuleCache&) = delete;
 
+  // Where get_or_compile found its answer (one per call; the counters say the same).
+  enum class Lookup {
+    kMemoryHit,  // memory, or another caller's compile of the same key
+    kDiskHit,    // the disk cache
+    kCompiled,   // compile() ran (successfully or not)
+    kUncached,   // the cache is off: compile() ran
+  };
+
   // The payload for `key`: from memory (a hit: one shared lock, no allocation), else from disk,
   // else from `compile()`, which then goes to memory and disk. Concurrent callers of one key share
-  // one compile; different keys compile in parallel. A failed compile is not cached.
+  // one compile; different keys compile in parallel. A failed compile is not cached. `lookup`,
+  // when given, says where the answer came from.
   template <class F>
-  Result<Ptr> get_or_compile(const Key128& key, F&& compile) {
+  Result<Ptr> get_or_compile(const Key128& key, F&& compile, Lookup* lookup = nullptr) {
     if (enabled_.load(std::memory_order_acquire)) {
       if (Ptr hit = memory_.find(key)) {
         hits_.fetch_add(1, std::memory_order_relaxed);
+        if (lookup != nullptr) *lookup = Lookup::kMemoryHit;
         return hit;
       }
     }
-    return get_or_compile_slow(key, Compile(std::forward<F>(compile)));
+    return get_or_compile_slow(key, Compile(std::forward<F>(compile)), lookup);
   }
+
+  bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
+  // Bumped each time the entries held in memory are dropped (clear(), or configure() turning the
+  // cache off): a layer that keeps its own objects per entry (compile_transfer's Kernel handles)
+  // drops them when this changes, so its hits stay hits of this cache.
+  uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+  // Counts a memory hit that such a layer answered without calling get_or_compile.
+  void count_hit() noexcept { hits_.fetch_add(1, std::memory_order_relaxed); }
 
   CacheOptions options() const;
   void configure(const CacheOptions& options);
@@ -56,11 +74,12 @@ class ModuleCache {
   std::shared_ptr<DiskCache> disk() const;
 
  private:
-  Result<Ptr> get_or_compile_slow(const Key128& key, const Compile& compile);
+  Result<Ptr> get_or_compile_slow(const Key128& key, const Compile& compile, Lookup* lookup);
   Result<Payload> timed_compile(const Compile& compile);
 
   MemoryCache memory_;
   std::atomic<bool> enabled_{true};
+  std::atomic<uint64_t> generation_{0};
 
   mutable std::shared_mutex config_mutex_;  // guards options_ and disk_
   CacheOptions options_;

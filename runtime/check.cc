@@ -193,9 +193,11 @@ std::optional<Error> Checker::check_shapes() {
   // Each repeat is one instruction per warp; more than the register file could ever feed is a
   // mistake, and bounding it bounds the checker's work by the transfer's size.
   if (repeat_count * op.regs_per_thread() > 65536)
-    return fail("limit", "the transfer issues " + std::to_string(repeat_count) + " instructions of " +
-                             std::to_string(op.regs_per_thread()) + " registers per warp; at most 65536 register "
-                             "words per thread are supported", "tmem", spec.tmem());
+    return Error(ErrorCode::kLimit,
+                 "limit: the transfer issues " + std::to_string(repeat_count) + " instructions of " +
+                     std::to_string(op.regs_per_thread()) + " registers per warp; at most 65536 register "
+                     "words per thread are supported",
+                 describe_operand("tmem", spec.tmem()));
   return std::nullopt;
 }
 

@@ -1,8 +1,12 @@
-// The compiler backends: nvJitLink in-process, ptxas as a subprocess, NVRTC for CUDA C++.
+// The compiler backends: nvJitLink and nvPTXCompiler in-process, ptxas as a subprocess, the
+// driver's JIT, NVRTC for CUDA C++.
 #include "runtime/compile.h"
 
 #include <nvJitLink.h>
 #include <nvrtc.h>
+#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
+#include <nvPTXCompiler.h>
+#endif
 
 #include <array>
 #include <chrono>
@@ -11,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "runtime/driver.h"
 #include "runtime/hash.h"
 #include "runtime/sass.h"
 #include "runtime/subprocess.h"
@@ -18,8 +23,9 @@
 namespace tmem {
 namespace {
 
-constexpr std::array<Backend, 4> kBackends = {Backend::kNvJitLink, Backend::kPtxas, Backend::kNvrtc,
-                                              Backend::kDriver};
+constexpr std::array<Backend, 6> kBackends = {Backend::kNvJitLink,     Backend::kPtxas,
+                                              Backend::kNvrtc,         Backend::kDriver,
+                                              Backend::kNvPtxCompiler, Backend::kAuto};
 
 using Clock = std::chrono::steady_clock;
 
@@ -209,6 +215,143 @@ Result<CompiledModule> ptxas_compile(const std::string& ptx, const CompileOption
   return module;
 }
 
+// ---- nvPTXCompiler ----------------------------------------------------------------------------
+
+#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
+const char* nvptxcompiler_result_name(nvPTXCompileResult r) {
+  switch (r) {
+    case NVPTXCOMPILE_SUCCESS:
+      return "success";
+    case NVPTXCOMPILE_ERROR_INVALID_COMPILER_HANDLE:
+      return "invalid compiler handle";
+    case NVPTXCOMPILE_ERROR_INVALID_INPUT:
+      return "invalid input";
+    case NVPTXCOMPILE_ERROR_COMPILATION_FAILURE:
+      return "compilation failure";
+    case NVPTXCOMPILE_ERROR_INTERNAL:
+      return "internal error";
+    case NVPTXCOMPILE_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case NVPTXCOMPILE_ERROR_UNSUPPORTED_PTX_VERSION:
+      return "unsupported ptx version";
+    default:
+      return "error";
+  }
+}
+
+struct CompilerHandleDeleter {
+  void operator()(nvPTXCompilerHandle* handle) const {
+    if (*handle != nullptr) nvPTXCompilerDestroy(handle);
+    delete handle;
+  }
+};
+
+std::string nvptxcompiler_log(nvPTXCompilerHandle handle, bool want_error) {
+  size_t size = 0;
+  std::string log;
+  const nvPTXCompileResult r = want_error ? nvPTXCompilerGetErrorLogSize(handle, &size)
+                                          : nvPTXCompilerGetInfoLogSize(handle, &size);
+  if (r == NVPTXCOMPILE_SUCCESS && size > 0) {
+    log.resize(size + 1);
+    if (want_error)
+      nvPTXCompilerGetErrorLog(handle, log.data());
+    else
+      nvPTXCompilerGetInfoLog(handle, log.data());
+  }
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  return log;
+}
+
+// The toolkit's ptxas as a library: a whole-program compile, so the code equals ptxas's
+// (docs/compile-backends.md), without a subprocess or temp files.
+Result<CompiledModule> nvptxcompiler_compile(const std::string& ptx,
+                                             const CompileOptions& options) {
+  const std::vector<std::string> opts = backend_options(Backend::kNvPtxCompiler, options);
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  const auto start = Clock::now();
+  std::unique_ptr<nvPTXCompilerHandle, CompilerHandleDeleter> handle(new nvPTXCompilerHandle{});
+  nvPTXCompileResult r = nvPTXCompilerCreate(handle.get(), ptx.size(), ptx.data());
+  if (r != NVPTXCOMPILE_SUCCESS) {
+    *handle = nullptr;  // a failed create leaves no handle
+    return toolchain_error("nvptxcompiler create", nvptxcompiler_result_name(r),
+                           Backend::kNvPtxCompiler, opts, "", ptx);
+  }
+  r = nvPTXCompilerCompile(*handle, static_cast<int>(argv.size()), argv.data());
+  const std::string info = nvptxcompiler_log(*handle, false);
+  if (r != NVPTXCOMPILE_SUCCESS) {
+    std::string log = nvptxcompiler_log(*handle, true);
+    if (!info.empty()) log += (log.empty() ? "" : "\n") + info;
+    return toolchain_error("nvptxcompiler compile", nvptxcompiler_result_name(r),
+                           Backend::kNvPtxCompiler, opts, log, ptx);
+  }
+  size_t size = 0;
+  r = nvPTXCompilerGetCompiledProgramSize(*handle, &size);
+  if (r != NVPTXCOMPILE_SUCCESS || size == 0)
+    return toolchain_error("nvptxcompiler get cubin",
+                           r != NVPTXCOMPILE_SUCCESS ? nvptxcompiler_result_name(r) : "no cubin",
+                           Backend::kNvPtxCompiler, opts, info, ptx);
+  CompiledModule module;
+  module.cubin.resize(size);
+  r = nvPTXCompilerGetCompiledProgram(*handle, module.cubin.data());
+  if (r != NVPTXCOMPILE_SUCCESS)
+    return toolchain_error("nvptxcompiler get cubin", nvptxcompiler_result_name(r),
+                           Backend::kNvPtxCompiler, opts, info, ptx);
+  module.compile_ms = ms_since(start);
+  module.log = info;
+  return module;
+}
+#else
+Result<CompiledModule> nvptxcompiler_compile(const std::string& ptx,
+                                             const CompileOptions& options) {
+  return toolchain_error(
+      "nvptxcompiler",
+      "this libtmemjit was built without nvPTXCompiler (configure found no "
+      "libnvptxcompiler_static.a: see cmake/TmemjitNvPtxCompiler.cmake); use --backend auto, "
+      "nvjitlink or ptxas",
+      Backend::kNvPtxCompiler, backend_options(Backend::kNvPtxCompiler, options), "", ptx);
+}
+#endif
+
+// ---- the driver's JIT -------------------------------------------------------------------------
+
+// cuLink* takes no ptxas flags, only CU_JIT_* options: what it cannot honour is refused, not
+// dropped, so a cubin never silently lacks e.g. the TMEM access checks that were asked for.
+driver::JitOptions driver_jit_options(const CompileOptions& options) {
+  driver::JitOptions jit;
+  jit.target = options.target;
+  // ptxas -O3 is its highest level and default, as CU_JIT_OPTIMIZATION_LEVEL 4 is the driver's.
+  jit.optimization_level = options.opt_level == 3 ? 4 : options.opt_level;
+  jit.line_info = options.line_info;
+  return jit;
+}
+
+Result<CompiledModule> driver_compile(const std::string& ptx, const CompileOptions& options) {
+  const std::vector<std::string> opts = backend_options(Backend::kDriver, options);
+  if (options.tmem_access_check || !options.extra_options.empty())
+    return Error(
+        ErrorCode::kUsage,
+        "the driver backend takes no ptxas options (cuLink has none for " +
+            std::string(options.tmem_access_check ? "-g-tmem-access-check" : "extra_options") +
+            "); use --backend nvptxcompiler, ptxas or nvjitlink",
+        failure_details(Backend::kDriver, opts, "", ptx));
+  const auto start = Clock::now();
+  Result<driver::JitImage> image = driver::driver_jit_ptx(ptx, driver_jit_options(options));
+  if (!image.ok()) {
+    Error error = std::move(image).error();
+    // No driver (or no device/context): say which backend needed it, keep the PTX.
+    if (error.code() == ErrorCode::kDriver)
+      return Error(ErrorCode::kDriver, "driver jit failed: " + error.message(),
+                   failure_details(Backend::kDriver, opts, error.details(), ptx));
+    return error;  // already laid out as a compile failure (runtime/driver.h)
+  }
+  CompiledModule module;
+  module.compile_ms = ms_since(start);
+  module.cubin = std::move(image->cubin);
+  module.log = std::move(image->info_log);
+  return module;
+}
+
 // ---- NVRTC ------------------------------------------------------------------------------------
 
 struct ProgramDeleter {
@@ -243,6 +386,10 @@ std::string_view to_string(Backend backend) noexcept {
       return "nvrtc";
     case Backend::kDriver:
       return "driver";
+    case Backend::kNvPtxCompiler:
+      return "nvptxcompiler";
+    case Backend::kAuto:
+      return "auto";
   }
   return "unknown";
 }
@@ -250,8 +397,24 @@ std::string_view to_string(Backend backend) noexcept {
 Result<Backend> parse_backend(std::string_view text) {
   for (Backend b : kBackends)
     if (to_string(b) == text) return b;
-  return Error(ErrorCode::kUsage, "unknown backend '" + std::string(text) +
-                                      "'; allowed: nvjitlink, ptxas, nvrtc, driver");
+  return Error(ErrorCode::kUsage,
+               "unknown backend '" + std::string(text) +
+                   "'; allowed: nvjitlink, ptxas, nvrtc, driver, nvptxcompiler, auto");
+}
+
+bool nvptxcompiler_built_in() noexcept {
+#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
+  return true;
+#else
+  return false;
+#endif
+}
+
+Backend resolve_backend(Backend backend) noexcept {
+  if (backend != Backend::kAuto) return backend;
+  // Whole-program and in-process where possible: nvJitLink's relocatable code is larger
+  // (docs/compile-backends.md, "Code size").
+  return nvptxcompiler_built_in() ? Backend::kNvPtxCompiler : Backend::kNvJitLink;
 }
 
 std::span<const Backend> all_backends() noexcept { return kBackends; }
@@ -270,7 +433,8 @@ std::vector<std::string> backend_options(Backend backend, const CompileOptions& 
   const std::string arch(to_string(options.target));
   const std::string level = std::to_string(options.opt_level);
   std::vector<std::string> opts;
-  switch (backend) {
+  switch (resolve_backend(backend)) {
+    case Backend::kAuto:  // resolved above
     case Backend::kNvJitLink:
       // nvJitLink's own -O is for LTO (0 or 3 only); the PTX compile level goes to ptxas.
       opts = {"-arch=" + arch, "-Xptxas=-O" + level};
@@ -278,11 +442,14 @@ std::vector<std::string> backend_options(Backend backend, const CompileOptions& 
       if (options.tmem_access_check) opts.push_back("-Xptxas=-g-tmem-access-check");
       break;
     case Backend::kPtxas:
-    case Backend::kDriver:
+    case Backend::kNvPtxCompiler:  // ptxas as a library: the same command line
       opts = {"-arch=" + arch, "-O" + level};
       if (options.line_info) opts.push_back("-lineinfo");
       if (options.tmem_access_check) opts.push_back("-g-tmem-access-check");
       break;
+    case Backend::kDriver:
+      // The driver JIT takes no ptxas flags; compile_ptx refuses the options it cannot honour.
+      return driver::jit_option_text(driver_jit_options(options));
     case Backend::kNvrtc:
       opts = {"--gpu-architecture=" + arch, "--ptxas-options=-O" + level};
       if (options.line_info) opts.push_back("--generate-line-info");
@@ -304,31 +471,35 @@ std::string ptxas_path() {
 
 Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options) {
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  const Backend backend = resolve_backend(options.backend);
   Keeper keeper(options, ptx, ".ptx");
   Result<CompiledModule> result = Error(ErrorCode::kInternal, "no backend ran");
-  switch (options.backend) {
+  switch (backend) {
     case Backend::kNvJitLink:
       result = nvjitlink_compile(ptx, options);
+      break;
+    case Backend::kNvPtxCompiler:
+      result = nvptxcompiler_compile(ptx, options);
       break;
     case Backend::kPtxas:
       result = ptxas_compile(ptx, options);
       break;
+    case Backend::kDriver:
+      result = driver_compile(ptx, options);
+      break;
     case Backend::kNvrtc:
       return Error(ErrorCode::kUsage,
                    "the nvrtc backend compiles CUDA C++, not PTX; use compile_cuda or another "
-                   "backend (nvjitlink, ptxas)");
-    case Backend::kDriver:
-      return Error(
-          ErrorCode::kToolchain,
-          "driver jit failed: the driver backend is not available in this build yet",
-          failure_details(Backend::kDriver, backend_options(Backend::kDriver, options), "", ptx));
+                   "backend (auto, nvptxcompiler, nvjitlink, ptxas, driver)");
+    case Backend::kAuto:  // resolved above
+      break;
   }
   if (!result) {
     (void)keeper.finish(result.error().details(), {});
     return result;
   }
   result->ptx = ptx;
-  result->backend = options.backend;
+  result->backend = backend;
   result->target = options.target;
   if (auto kept = keeper.finish(result->log, result->cubin); !kept) return std::move(kept).error();
   return result;
@@ -402,6 +573,12 @@ const ToolchainVersions& toolchain_versions() {
     versions.nvrtc = nvrtcVersion(&rmajor, &rminor) == NVRTC_SUCCESS
                          ? std::to_string(rmajor) + "." + std::to_string(rminor)
                          : "unavailable";
+    versions.nvptxcompiler = "unavailable";
+#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
+    unsigned pmajor = 0, pminor = 0;
+    if (nvPTXCompilerGetVersion(&pmajor, &pminor) == NVPTXCOMPILE_SUCCESS)
+      versions.nvptxcompiler = std::to_string(pmajor) + "." + std::to_string(pminor);
+#endif
     versions.ptxas = "unavailable";
     if (auto run = run_process({ptxas_path(), "--version"}); run && run->exit_code == 0) {
       std::stringstream lines(run->output);

@@ -4,6 +4,7 @@
 #include <cuda.h>  // types and enums only: every function is called through a pointer below
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -75,17 +76,22 @@ struct Driver {
   std::array<std::atomic<int>, kMaxDevices> cc{};  // compute capability per ordinal, 0: unknown
 };
 
-Error call_error(const Api& api, const char* call, CUresult result) {
+// "CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed" (the number when the driver has no name).
+std::string result_text(const Api& api, CUresult result) {
   const char* name = nullptr;
   const char* text = nullptr;
   if (api.get_error_name == nullptr || api.get_error_name(result, &name) != CUDA_SUCCESS)
     name = nullptr;
   if (api.get_error_string == nullptr || api.get_error_string(result, &text) != CUDA_SUCCESS)
     text = nullptr;
-  std::string message = std::string(call) + " failed: ";
-  message += name != nullptr ? name : "CUDA error " + std::to_string(static_cast<int>(result));
+  std::string message =
+      name != nullptr ? name : "CUDA error " + std::to_string(static_cast<int>(result));
   if (text != nullptr) message += std::string(": ") + text;
-  return Error(ErrorCode::kDriver, std::move(message));
+  return message;
+}
+
+Error call_error(const Api& api, const char* call, CUresult result) {
+  return Error(ErrorCode::kDriver, std::string(call) + " failed: " + result_text(api, result));
 }
 
 void open_driver(Driver& driver) {
@@ -210,6 +216,7 @@ Result<int> compute_capability_of(Driver& driver, int ordinal) {
 
 std::string needs_text(Target target) {
   const int cc = compute_capability(target);
+  if (target == Target::kSm90) return cc_to_string(cc) + " or later";
   if (!is_family_target(target)) return "exactly " + cc_to_string(cc);
   return cc_to_string(cc) + " or a later " + std::to_string(cc / 10) + ".x";
 }
@@ -241,6 +248,8 @@ Result<CUjit_target> jit_target(Target target) {
       return CU_TARGET_COMPUTE_110A;
     case Target::kSm110f:
       return CU_TARGET_COMPUTE_110F;
+    case Target::kSm90:
+      return CU_TARGET_COMPUTE_90;
   }
   return Error(ErrorCode::kInternal, "no driver jit target for " + std::string(to_string(target)));
 }
@@ -497,39 +506,76 @@ Status DeviceBuffer::fill(unsigned char value) {
 
 // --- driver JIT ------------------------------------------------------------------------------
 
-Result<std::vector<char>> driver_link_ptx(const std::string& ptx, Target target) {
+std::vector<std::string> jit_option_text(const JitOptions& options) {
+  std::vector<std::string> text = {
+      "CU_JIT_TARGET=" + std::string(to_string(options.target)),
+      "CU_JIT_OPTIMIZATION_LEVEL=" + std::to_string(options.optimization_level)};
+  if (options.line_info) text.push_back("CU_JIT_GENERATE_LINE_INFO=1");
+  return text;
+}
+
+Result<JitImage> driver_jit_ptx(const std::string& ptx, const JitOptions& jit_options) {
   Result<Driver*> opened = usable();
   if (!opened.ok()) return std::move(opened).error();
   Driver& driver = **opened;
   Result<int> device = current_device();  // cuLink* needs a current context
   if (!device.ok()) return std::move(device).error();
-  Result<CUjit_target> jit = jit_target(target);
+  Result<CUjit_target> jit = jit_target(jit_options.target);
   if (!jit.ok()) return std::move(jit).error();
+  if (jit_options.optimization_level < 0 || jit_options.optimization_level > 4)
+    return Error(ErrorCode::kUsage, "CU_JIT_OPTIMIZATION_LEVEL must be 0..4, got " +
+                                        std::to_string(jit_options.optimization_level));
 
   constexpr size_t kLogBytes = 16384;
   std::string error_log(kLogBytes, '\0');
   std::string info_log(kLogBytes, '\0');
-  CUjit_option options[] = {CU_JIT_TARGET, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+  auto as_value = [](uintptr_t v) { return reinterpret_cast<void*>(v); };
+  CUjit_option options[] = {CU_JIT_TARGET,
+                            CU_JIT_OPTIMIZATION_LEVEL,
+                            CU_JIT_GENERATE_LINE_INFO,
+                            CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_INFO_LOG_BUFFER,
                             CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-  void* values[] = {reinterpret_cast<void*>(static_cast<uintptr_t>(*jit)), error_log.data(),
-                    reinterpret_cast<void*>(kLogBytes), info_log.data(),
-                    reinterpret_cast<void*>(kLogBytes)};
+  void* values[] = {as_value(static_cast<uintptr_t>(*jit)),
+                    as_value(static_cast<uintptr_t>(jit_options.optimization_level)),
+                    as_value(jit_options.line_info ? 1 : 0),
+                    error_log.data(),
+                    as_value(kLogBytes),
+                    info_log.data(),
+                    as_value(kLogBytes)};
   constexpr unsigned kOptionCount = sizeof options / sizeof options[0];
 
+  // A JIT failure (the driver refusing the target included) is a toolchain error laid out as the
+  // other backends' (runtime/compile.h): stage, first log error, backend, options, log, PTX.
   CUlinkState link = nullptr;
-  if (auto error = failed(driver, "cuLinkCreate",
-                          driver.api.link_create(kOptionCount, options, values, &link)))
-    return *error;
   auto fail = [&](const char* call, CUresult result) {
-    Error error = call_error(driver.api, call, result);
     const std::string log = error_log.c_str();
-    driver.api.link_destroy(link);
-    return Error(ErrorCode::kToolchain,
-                 "driver jit for " + std::string(to_string(target)) + ": " + error.message(),
-                 "log:\n" + log + "\noptions: CU_JIT_TARGET=" + std::string(to_string(target)) +
-                     "\nptx:\n" + ptx);
+    if (link != nullptr) driver.api.link_destroy(link);
+    std::string message =
+        "driver jit failed: " + std::string(call) + ": " + result_text(driver.api, result);
+    std::string line;
+    for (std::size_t at = 0; at < log.size();) {
+      const std::size_t end = std::min(log.find('\n', at), log.size());
+      line = log.substr(at, end - at);
+      if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos) {
+        message += ": " + line;
+        break;
+      }
+      at = end + 1;
+    }
+    std::string options_text;
+    for (const std::string& o : jit_option_text(jit_options))
+      options_text += (options_text.empty() ? "" : " ") + o;
+    return Error(ErrorCode::kToolchain, std::move(message),
+                 "backend: driver\noptions: " + options_text + "\nlog:\n" +
+                     (log.empty() ? std::string("(empty)") : log) + "\nptx:\n" + ptx);
   };
+  if (CUresult result = driver.api.link_create(kOptionCount, options, values, &link);
+      result != CUDA_SUCCESS) {
+    link = nullptr;
+    return fail("cuLinkCreate", result);
+  }
   // cuLinkAddData reads the PTX as a NUL-terminated string; c_str() provides the terminator.
   if (CUresult result =
           driver.api.link_add_data(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()),
@@ -542,10 +588,20 @@ Result<std::vector<char>> driver_link_ptx(const std::string& ptx, Target target)
       result != CUDA_SUCCESS)
     return fail("cuLinkComplete", result);
   // The image belongs to the link state: copy it out before destroying the state.
-  std::vector<char> image(static_cast<const char*>(cubin),
-                          static_cast<const char*>(cubin) + cubin_bytes);
+  JitImage image;
+  image.cubin.assign(static_cast<const char*>(cubin),
+                     static_cast<const char*>(cubin) + cubin_bytes);
+  image.info_log = info_log.c_str();
   driver.api.link_destroy(link);
   return image;
+}
+
+Result<std::vector<char>> driver_link_ptx(const std::string& ptx, Target target) {
+  JitOptions options;
+  options.target = target;
+  Result<JitImage> image = driver_jit_ptx(ptx, options);
+  if (!image.ok()) return std::move(image).error();
+  return std::move(image->cubin);
 }
 
 }  // namespace tmem::driver

@@ -102,9 +102,28 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Compiles PTX to a cubin for `target` with the driver's JIT (cuLinkCreate / cuLinkAddData /
-// cuLinkComplete). Needs a driver and a context (made current as in current_device). A PTX error
-// is kToolchain with the JIT log and the PTX in the details.
+// What the driver's JIT is given besides the PTX (cuLinkCreate options).
+struct JitOptions {
+  Target target = Target::kSm100a;  // CU_JIT_TARGET
+  int optimization_level = 4;       // CU_JIT_OPTIMIZATION_LEVEL, 0..4; 4 (the default) = ptxas -O3
+  bool line_info = false;           // CU_JIT_GENERATE_LINE_INFO
+};
+// The options as the JIT receives them, "CU_JIT_TARGET=sm_100a", ..., for error details and keys.
+std::vector<std::string> jit_option_text(const JitOptions& options);
+
+struct JitImage {
+  std::vector<char> cubin;
+  std::string info_log;  // the JIT's info log; empty when silent
+};
+
+// Compiles PTX to a cubin with the driver's JIT (cuLinkCreate / cuLinkAddData / cuLinkComplete).
+// Needs a driver and a context (made current as in current_device): without them the error is
+// kDriver as everywhere here. A failing JIT call -- a PTX error, or a driver that refuses the
+// target -- is kToolchain "driver jit failed: <call>: <CUDA error>[: first log error]" whose
+// details hold "backend: driver", the options, the JIT's error log and the PTX.
+Result<JitImage> driver_jit_ptx(const std::string& ptx, const JitOptions& options);
+
+// driver_jit_ptx with the default options for `target`, the cubin only.
 Result<std::vector<char>> driver_link_ptx(const std::string& ptx, Target target);
 
 }  // namespace tmem::driver

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "tmem/device.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
@@ -17,14 +18,7 @@
 
 namespace tmem {
 
-enum class Device {
-  kAuto,  // a Blackwell GPU, else emulation on another GPU, else the simulator
-  kGpu,   // the real tcgen05 kernel on a GPU of compute capability 10.x/11.x
-  kEmu,   // the kernel lowered to sm_90 PTX, TMEM emulated in global memory, on any GPU >= 9.0
-  kSim,   // the CPU simulator (tmem::sim): no GPU needed
-};
-std::string_view to_string(Device device) noexcept;  // "auto", "gpu", "emu", "sim"
-Result<Device> parse_device(std::string_view text);
+// Device, to_string(Device) and parse_device are public: tmem/device.h.
 
 class Executor {
  public:

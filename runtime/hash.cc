@@ -76,6 +76,11 @@ Key128 Key128::from_bytes(const unsigned char in[16]) noexcept {
   return Key128{load_le64(in), load_le64(in + 8)};
 }
 
+Key128 hash128(std::span<const std::byte> bytes) noexcept {
+  const XXH128_hash_t digest = XXH3_128bits(bytes.data(), bytes.size());
+  return Key128{digest.low64, digest.high64};
+}
+
 KeyBuilder::KeyBuilder() noexcept {
   new (state_) XXH3_state_t;
   XXH3_INITSTATE(state(state_));

@@ -29,6 +29,10 @@ struct Key128Hash {
   size_t operator()(const Key128& key) const noexcept { return static_cast<size_t>(key.lo); }
 };
 
+// One-shot XXH3-128 of raw bytes, without KeyBuilder's field framing: for fixed-layout records
+// whose every byte has one meaning (e.g. compile_transfer's key of digests, runtime/compile_transfer).
+Key128 hash128(std::span<const std::byte> bytes) noexcept;
+
 // Feeds fields into one streaming XXH3-128 state. Every field is written as
 // (kind, tag length, tag, value length, value), so field boundaries are part of the hash:
 // str("a", "ab").str("b", "c") differs from str("a", "a").str("b", "bc"), and a field's tag

@@ -44,8 +44,10 @@ std::vector<Iter> fuse(const std::vector<Iter>& iters) {
   std::vector<Iter> out;
   for (const Iter& iter : iters) {
     if (iter.extent == 1) continue;
+    // make() bounds (extent - 1) * stride, not extent * stride: an iter past it cannot nest.
+    std::int64_t span = 0;
     if (!out.empty() && out.back().axis == iter.axis &&
-        out.back().stride == iter.extent * iter.stride) {
+        !__builtin_mul_overflow(iter.extent, iter.stride, &span) && out.back().stride == span) {
       out.back().extent *= iter.extent;
       out.back().stride = iter.stride;
       continue;

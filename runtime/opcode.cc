@@ -94,6 +94,12 @@ Result<Opcode> Opcode::make(Direction direction, Shape shape, int num, bool pack
 }
 
 Result<Opcode> Opcode::parse(std::string_view text) {
+  // The longest form has 53 bytes; refuse absurd text before splitting it (and quoting it back).
+  constexpr size_t kMaxOpcodeBytes = 256;
+  if (text.size() > kMaxOpcodeBytes)
+    return Error(ErrorCode::kLimit, "opcode text of " + std::to_string(text.size()) +
+                                        " bytes is longer than " + std::to_string(kMaxOpcodeBytes) +
+                                        "; a tcgen05.ld/st opcode has at most 53");
   // Split on '.'; "pack::16b" has no dot, so every qualifier is one token.
   std::vector<std::string_view> tokens;
   for (size_t start = 0;;) {

@@ -64,6 +64,7 @@ int type_bits(Type type) noexcept {
 }
 
 PtxVersion default_ptx_version(Target target) noexcept {
+  if (target == Target::kSm90) return min_ptx_version(target);  // emulation: no tcgen05
   return std::max(PtxVersion{8, 6}, min_ptx_version(target));
 }
 
@@ -121,6 +122,14 @@ Instruction Instruction::ld_param(Type type, Reg dst, std::string param) {
   i.type_ = type;
   i.dsts_ = {dst};
   i.srcs_ = {Operand::addr(std::move(param))};
+  return i;
+}
+
+Instruction Instruction::st_param(Type type, std::string param, Reg src, std::int64_t offset) {
+  Instruction i(Op::kStParam);
+  i.type_ = type;
+  i.dsts_ = {Operand::addr(std::move(param), offset)};
+  i.srcs_ = {src};
   return i;
 }
 
@@ -279,6 +288,15 @@ Instruction Instruction::tcgen05_st(const Opcode& opcode, Reg taddr, std::vector
   return i;
 }
 
+Instruction Instruction::membar_cta() { return Instruction(Op::kMembarCta); }
+Instruction Instruction::bar_warp_sync() { return Instruction(Op::kBarWarpSync); }
+
+Instruction Instruction::comment(std::string text) {
+  Instruction i(Op::kComment);
+  i.text_ = std::move(text);
+  return i;
+}
+
 Instruction Instruction::unchecked_raw(std::string text) {
   Instruction i(Op::kUncheckedRaw);
   i.text_ = std::move(text);
@@ -296,6 +314,11 @@ Instruction& Instruction::guarded(Reg pred, bool negate) {
 const std::string& Function::add_param(Type type, std::string name) {
   params_.push_back({type, std::move(name)});
   return params_.back().name;
+}
+
+const std::string& Function::add_return_param(Param param) {
+  return_params_.push_back(std::move(param));
+  return return_params_.back().name;
 }
 
 Reg Function::new_reg(RegClass cls) { return Reg{cls, reg_counts_[static_cast<int>(cls)]++}; }
@@ -350,12 +373,18 @@ class FunctionVerifier {
     if (!is_identifier(function_.name()))
       return internal("function name '" + function_.name() + "' is not a PTX identifier");
     std::set<std::string> names;
-    for (const Param& p : function_.params()) {
-      if (!is_identifier(p.name))
-        return internal("parameter '" + p.name + "' is not an identifier");
-      if (p.type == Type::kPred) return internal("parameter '" + p.name + "' has type pred");
-      if (!names.insert(p.name).second) return internal("parameter '" + p.name + "' is repeated");
-    }
+    if (function_.kind() == Function::Kind::kEntry && !function_.return_params().empty())
+      return internal("an .entry has no return parameters");
+    for (const auto* list : {&function_.params(), &function_.return_params()})
+      for (const Param& p : *list) {
+        if (!is_identifier(p.name))
+          return internal("parameter '" + p.name + "' is not an identifier");
+        if (p.array_bytes == 0 && p.type == Type::kPred)
+          return internal("parameter '" + p.name + "' has type pred");
+        if (p.array_bytes < 0 || (p.array_bytes > 0 && (p.align < 1 || (p.align & (p.align - 1)))))
+          return internal("parameter '" + p.name + "' needs a size >= 0 and a power-of-two align");
+        if (!names.insert(p.name).second) return internal("parameter '" + p.name + "' is repeated");
+      }
     std::set<std::string> labels;
     for (const Instruction& i : function_.body())
       if (i.op() == Op::kLabel && !labels.insert(i.text()).second)
@@ -367,6 +396,7 @@ class FunctionVerifier {
       if (i.guard() && !reg_ok(*i.guard(), RegClass::kPred)) return bad("guard is not a predicate");
       if (i.op() == Op::kBra && !labels.count(i.text()))
         return bad("branch to undefined label " + i.text());
+      if (auto error = check_target(i)) return error;
       if (auto error = check(i)) return error;
     }
     return std::nullopt;
@@ -395,7 +425,13 @@ class FunctionVerifier {
   }
   bool param_declared(const std::string& name) const {
     const auto& ps = function_.params();
-    return std::any_of(ps.begin(), ps.end(), [&](const Param& p) { return p.name == name; });
+    return std::any_of(ps.begin(), ps.end(),
+                       [&](const Param& p) { return p.name == name && p.array_bytes == 0; });
+  }
+  const Param* return_param(const std::string& name) const {
+    for (const Param& p : function_.return_params())
+      if (p.name == name) return &p;
+    return nullptr;
   }
   // [reg] with a register of one of the classes, or [shared symbol] when symbol_ok.
   bool address_is(const Operand& o, std::initializer_list<RegClass> classes, bool symbol_ok) const {
@@ -421,6 +457,29 @@ class FunctionVerifier {
       return bad("mixes cta_group::1 and cta_group::2 in one function (rule R27)");
     cta_group_ = group;
     return std::nullopt;
+  }
+
+  // tcgen05 instructions other than ld/st (which check_tcgen05 names with their opcode) on a
+  // target without tcgen05 (sm_90, the emulation target).
+  std::optional<Error> check_target(const Instruction& i) const {
+    const char* mnemonic = nullptr;
+    switch (i.op()) {
+      case Op::kTcgen05Alloc: mnemonic = "tcgen05.alloc"; break;
+      case Op::kTcgen05Dealloc: mnemonic = "tcgen05.dealloc"; break;
+      case Op::kTcgen05Relinquish: mnemonic = "tcgen05.relinquish_alloc_permit"; break;
+      case Op::kTcgen05WaitLd: mnemonic = "tcgen05.wait::ld"; break;
+      case Op::kTcgen05WaitSt: mnemonic = "tcgen05.wait::st"; break;
+      case Op::kTcgen05FenceBefore: mnemonic = "tcgen05.fence::before_thread_sync"; break;
+      case Op::kTcgen05FenceAfter: mnemonic = "tcgen05.fence::after_thread_sync"; break;
+      default: return std::nullopt;
+    }
+    const auto targets = all_targets();
+    if (std::find(targets.begin(), targets.end(), module_.target()) != targets.end())
+      return std::nullopt;
+    return Error(ErrorCode::kTarget, std::string(mnemonic) + " cannot run on target " +
+                                         std::string(to_string(module_.target())) +
+                                         "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, "
+                                         "sm_110a, sm_110f");
   }
 
   std::optional<Error> check_tcgen05(const Instruction& i) {
@@ -481,6 +540,20 @@ class FunctionVerifier {
         if (!param_declared(s[0].symbol_name()))
           return bad("ld.param of unknown parameter '" + s[0].symbol_name() + "'");
         return std::nullopt;
+      case Op::kStParam: {
+        const Param* p = return_param(d[0].symbol_name());
+        if (p == nullptr)
+          return bad("st.param to '" + d[0].symbol_name() + "', which is no return parameter");
+        if (cls == RegClass::kPred || !operand_is(s[0], cls, false))
+          return bad("st.param source does not match its type");
+        const std::int64_t bytes = type_bits(i.type()) / 8;
+        const bool fits = p->array_bytes > 0
+                              ? d[0].imm_value() >= 0 && d[0].imm_value() % bytes == 0 &&
+                                    d[0].imm_value() + bytes <= p->array_bytes
+                              : d[0].imm_value() == 0 && class_of(p->type) == cls;
+        if (!fits) return bad("st.param writes outside return parameter '" + p->name + "'");
+        return std::nullopt;
+      }
       case Op::kCvtaToGlobal:
         if (!reg_ok(d[0].reg(), RegClass::kB64) || !operand_is(s[0], RegClass::kB64, false))
           return bad("cvta.to.global needs 64-bit registers");
@@ -521,6 +594,12 @@ class FunctionVerifier {
       case Op::kTcgen05WaitSt:
       case Op::kTcgen05FenceBefore:
       case Op::kTcgen05FenceAfter:
+      case Op::kMembarCta:
+      case Op::kBarWarpSync:
+        return std::nullopt;
+      case Op::kComment:
+        if (i.text().find_first_of("\r\n") != std::string::npos)
+          return bad("a comment holds a line break");
         return std::nullopt;
       case Op::kBarSync:
         if (i.int_arg() < 0 || i.int_arg() > 15) return bad("bar.sync barrier must be 0..15");

@@ -87,6 +87,7 @@ enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
 enum class Op {
   kMov,
   kLdParam,
+  kStParam,
   kCvtaToGlobal,
   kAdd,
   kMulLo,
@@ -112,6 +113,9 @@ enum class Op {
   kTcgen05FenceAfter,
   kTcgen05Ld,
   kTcgen05St,
+  kMembarCta,     // membar.cta (GPU emulation of tcgen05 waits and fences)
+  kBarWarpSync,   // bar.warp.sync -1 (GPU emulation of tcgen05 waits)
+  kComment,       // "// text" on its own line
   kLabel,         // a label definition "$L_..:" (use Function::place)
   kUncheckedRaw,  // verbatim text, for negative compile tests only
 };
@@ -124,6 +128,8 @@ class Instruction {
   static Instruction mov(Type type, Reg dst, Operand src);
   // ld.param.TYPE dst, [param]
   static Instruction ld_param(Type type, Reg dst, std::string param);
+  // st.param.TYPE [param+offset], src: writes a return parameter of a .func.
+  static Instruction st_param(Type type, std::string param, Reg src, std::int64_t offset = 0);
   // cvta.to.global.u64 dst, src
   static Instruction cvta_to_global(Reg dst, Reg src);
   // add.TYPE / mul.lo.TYPE / shl.TYPE / shr.TYPE / and.TYPE / or.TYPE dst, a, b
@@ -172,6 +178,13 @@ class Instruction {
   static Instruction tcgen05_st(const Opcode& opcode, Reg taddr, std::vector<Reg> regs,
                                 std::optional<std::int64_t> imm = std::nullopt);
 
+  // membar.cta; and bar.warp.sync -1; (every lane of the warp). The emulation kernels
+  // (kernels/emulation_kernels.h) lower tcgen05.wait and tcgen05.fence to these.
+  static Instruction membar_cta();
+  static Instruction bar_warp_sync();
+  // "// text" on its own line; `text` holds no line break (verify() checks).
+  static Instruction comment(std::string text);
+
   // Verbatim PTX line (without the final ';', which the printer adds), never checked. Only for
   // tests that need PTX the IR refuses to express, e.g. the lead's negative compile tests.
   static Instruction unchecked_raw(std::string text);
@@ -211,9 +224,15 @@ class Instruction {
 };
 
 // A kernel parameter or device-function parameter: .param .u64 name / .param .u32 name.
+// With array_bytes > 0 it is the aggregate `.param .align A .b8 name[array_bytes]` (type unused):
+// how a .func returns several values, since ptxas accepts several return parameters only in the
+// .reg state space, which is not the callable ABI ("Multiple return parameters require .register
+// state space").
 struct Param {
   Type type = Type::kU64;
   std::string name;
+  int array_bytes = 0;
+  int align = 0;  // of an aggregate: a power of two
   friend bool operator==(const Param&, const Param&) = default;
 };
 
@@ -230,6 +249,10 @@ class Function {
   // Adds a parameter and returns its name for ld.param.
   const std::string& add_param(Type type, std::string name);
   const std::vector<Param>& params() const noexcept { return params_; }
+  // Adds a return parameter of a .func (written with st.param; verify() rejects one on an .entry)
+  // and returns its name.
+  const std::string& add_return_param(Param param);
+  const std::vector<Param>& return_params() const noexcept { return return_params_; }
 
   // .maxntid N, 1, 1 (0: none). Lets ptxas budget registers for the real block size.
   void set_max_threads(int threads) { max_threads_ = threads; }
@@ -255,6 +278,7 @@ class Function {
   Kind kind_;
   std::string name_;
   std::vector<Param> params_;
+  std::vector<Param> return_params_;
   int max_threads_ = 0;
   int reg_counts_[3] = {0, 0, 0};
   int label_count_ = 0;
@@ -297,7 +321,8 @@ class Module {
 
   // Checks what the printer relies on: register classes per operand, vector sizes of every
   // tcgen05.ld/st against its opcode, the split immediate, labels defined once, symbols declared,
-  // and that the target and .version can run every tcgen05 opcode (kTarget). IR misuse is
+  // and that the target and .version can run every tcgen05 opcode (kTarget; sm_90, the emulation
+  // target, runs no tcgen05 instruction at all). IR misuse is
   // kInternal. unchecked_raw instructions are not checked.
   Result<bool> verify() const;
 

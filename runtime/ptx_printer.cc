@@ -105,11 +105,16 @@ class Printer {
   void function(const Function& f) {
     out_ += "\n.visible ";
     out_ += f.kind() == Function::Kind::kEntry ? ".entry " : ".func ";
+    if (!f.return_params().empty()) {
+      out_ += "(";
+      for (size_t k = 0; k < f.return_params().size(); ++k)
+        out_ += (k == 0 ? "" : ", ") + param_decl(f.return_params()[k]);
+      out_ += ") ";
+    }
     out_ += f.name() + "(";
     for (size_t k = 0; k < f.params().size(); ++k) {
-      const Param& p = f.params()[k];
       out_ += k == 0 ? "\n" : ",\n";
-      out_ += "\t.param ." + std::string(type_name(p.type)) + " " + p.name;
+      out_ += "\t" + param_decl(f.params()[k]);
     }
     out_ += f.params().empty() ? ")\n" : "\n)\n";
     if (f.max_threads() > 0 && f.kind() == Function::Kind::kEntry)
@@ -125,6 +130,14 @@ class Printer {
     if (any_reg && !f.body().empty()) out_ += "\n";
     for (const Instruction& i : f.body()) instruction(i);
     out_ += "}\n";
+  }
+
+  // ".param .u64 name" or, for an aggregate, ".param .align A .b8 name[N]".
+  static std::string param_decl(const Param& p) {
+    if (p.array_bytes > 0)
+      return ".param .align " + std::to_string(p.align) + " .b8 " + p.name + "[" +
+             std::to_string(p.array_bytes) + "]";
+    return ".param ." + std::string(type_name(p.type)) + " " + p.name;
   }
 
   void operand(const Operand& o) {
@@ -168,6 +181,10 @@ class Printer {
       out_ += i.text() + ":\n";
       return;
     }
+    if (i.op() == Op::kComment) {
+      out_ += "\t// " + i.text() + "\n";
+      return;
+    }
     out_ += "\t";
     if (i.guard())
       out_ += std::string("@") + (i.guard_negated() ? "!" : "") + i.guard()->name() + " ";
@@ -187,6 +204,9 @@ class Printer {
         break;
       case Op::kLdParam:
         dst_srcs("ld.param." + t);
+        break;
+      case Op::kStParam:
+        dst_srcs("st.param." + t);
         break;
       case Op::kCvtaToGlobal:
         dst_srcs("cvta.to.global.u64");
@@ -283,10 +303,17 @@ class Printer {
         out_ += ", ";
         list(s, true);
         break;
+      case Op::kMembarCta:
+        out_ += "membar.cta";
+        break;
+      case Op::kBarWarpSync:
+        out_ += "bar.warp.sync -1";
+        break;
       case Op::kUncheckedRaw:
         out_ += i.text();
         break;
       case Op::kLabel:
+      case Op::kComment:
         break;
     }
     out_ += ";\n";

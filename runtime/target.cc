@@ -15,13 +15,15 @@ struct TargetRow {
 };
 
 // sm_100a needs .version 8.6; family targets and sm_103a arrived in PTX 8.8; sm_110a/f in 9.0.
-constexpr std::array<TargetRow, 6> kTargets = {{
+// sm_90 (PTX ISA 7.8) is the emulation target, kept out of kAllTargets.
+constexpr std::array<TargetRow, 7> kTargets = {{
     {Target::kSm100a, "sm_100a", {8, 6}, 100, false},
     {Target::kSm100f, "sm_100f", {8, 8}, 100, true},
     {Target::kSm103a, "sm_103a", {8, 8}, 103, false},
     {Target::kSm103f, "sm_103f", {8, 8}, 103, true},
     {Target::kSm110a, "sm_110a", {9, 0}, 110, false},
     {Target::kSm110f, "sm_110f", {9, 0}, 110, true},
+    {Target::kSm90, "sm_90", {7, 8}, 90, false},
 }};
 
 constexpr std::array<Target, 6> kAllTargets = {Target::kSm100a, Target::kSm100f, Target::kSm103a,
@@ -40,11 +42,13 @@ std::span<const Target> all_targets() noexcept { return kAllTargets; }
 std::string_view to_string(Target target) noexcept { return row(target).name; }
 
 Result<Target> parse_target(std::string_view text) {
-  for (const auto& entry : kTargets)
-    if (entry.name == text) return entry.target;
+  for (Target target : kAllTargets)
+    if (row(target).name == text) return target;
   std::string message = "unknown target '" + std::string(text) + "'";
   if (text == "sm_101a" || text == "sm_101f")
     message += " (PTX ISA 9.0 renamed sm_101 to sm_110)";
+  if (text == "sm_90" || text == "sm_90a")
+    message += " (sm_90 has no tcgen05; Hopper runs the emulation: tmemjit run --device emu)";
   message += "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f";
   return Error(ErrorCode::kTarget, message);
 }
@@ -55,6 +59,7 @@ bool is_family_target(Target target) noexcept { return row(target).family; }
 
 bool runs_on(Target target, int cc) noexcept {
   const TargetRow& entry = row(target);
+  if (target == Target::kSm90) return cc >= entry.compute_capability;
   if (!entry.family) return cc == entry.compute_capability;
   // A family target runs on later members of the same major family (sm_100f on 10.0 and 10.3).
   return cc / 10 == entry.compute_capability / 10 && cc >= entry.compute_capability;

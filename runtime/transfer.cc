@@ -9,6 +9,20 @@
 namespace tmem {
 namespace {
 
+// A spec is a few hundred bytes; longer text is refused before any parsing (DESIGN.md: limits).
+constexpr size_t kMaxSpecBytes = size_t{1} << 20;
+
+Error too_long(std::string_view what, size_t bytes) {
+  return Error(ErrorCode::kLimit, std::string(what) + " of " + std::to_string(bytes) +
+                                      " bytes is longer than 1 MiB");
+}
+
+// `text` for an error message, cut to its first 64 bytes so hostile input keeps messages short.
+std::string excerpt(std::string_view text) {
+  if (text.size() <= 64) return std::string(text);
+  return std::string(text.substr(0, 64)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 std::optional<std::int64_t> parse_integer(std::string_view text) {
   // Accepts decimal, 0x-hex and a leading '-' (the immediate is a signed 32-bit offset).
   bool negative = !text.empty() && text[0] == '-';
@@ -69,16 +83,16 @@ Result<Scope> Scope::parse(std::string_view text) {
   if (text.starts_with("warp:")) {
     auto w = number("warp:");
     if (!w || *w < 0 || *w >= 32)
-      return Error(ErrorCode::kParse, "scope '" + std::string(text) + "' names no warp; W must be in 0..31");
+      return Error(ErrorCode::kParse, "scope '" + excerpt(text) + "' names no warp; W must be in 0..31");
     return warp(static_cast<int>(*w));
   }
   if (text.starts_with("cta:")) {
     auto n = number("cta:");
     if (!n || *n < 1 || *n > 32)
-      return Error(ErrorCode::kParse, "scope '" + std::string(text) + "' is not a warp count; NW must be in 1..32");
+      return Error(ErrorCode::kParse, "scope '" + excerpt(text) + "' is not a warp count; NW must be in 1..32");
     return cta(static_cast<int>(*n));
   }
-  return Error(ErrorCode::kParse, "unknown scope '" + std::string(text) +
+  return Error(ErrorCode::kParse, "unknown scope '" + excerpt(text) +
                                       "'; expected warp:W, warpgroup or cta:NW");
 }
 
@@ -137,12 +151,14 @@ Result<TransferSpec> TransferSpec::from_fields(std::string_view op_text, std::st
   if (imm_text) {
     imm = parse_integer(trim(*imm_text));
     if (!imm)
-      return Error(ErrorCode::kParse, "imm '" + std::string(*imm_text) + "' is not an integer literal");
+      return Error(ErrorCode::kParse, "imm '" + excerpt(*imm_text) +
+                                          "' is not an integer literal that fits in 64 bits");
   }
   return make(*op, *scope, std::move(tmem).value(), std::move(regs).value(), std::move(tmem2), imm);
 }
 
 Result<TransferSpec> TransferSpec::parse(std::string_view text) {
+  if (text.size() > kMaxSpecBytes) return too_long("spec text", text.size());
   std::optional<std::string_view> fields[6];
   static constexpr std::string_view kKeys[6] = {"op", "scope", "tmem", "regs", "tmem2", "imm"};
   int line_number = 0;
@@ -162,7 +178,7 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
       if (kKeys[i] == key) index = i;
     if (index < 0)
       return Error(ErrorCode::kParse, "spec line " + std::to_string(line_number) + ": unknown key '" +
-                                          std::string(key) + "' (keys: op, scope, tmem, regs, tmem2, imm)");
+                                          excerpt(key) + "' (keys: op, scope, tmem, regs, tmem2, imm)");
     if (fields[index])
       return Error(ErrorCode::kParse, "spec line " + std::to_string(line_number) + ": key '" +
                                           std::string(key) + "' given twice");
@@ -174,6 +190,7 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
 }
 
 Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
+  if (json_text.size() > kMaxSpecBytes) return too_long("spec JSON", json_text.size());
   nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded())
     return Error(ErrorCode::kParse, "spec is not valid JSON");
@@ -184,7 +201,7 @@ Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
     bool known = false;
     for (auto key : kKeys) known |= it.key() == key;
     if (!known)
-      return Error(ErrorCode::kParse, "spec JSON has an unknown key '" + it.key() +
+      return Error(ErrorCode::kParse, "spec JSON has an unknown key '" + excerpt(it.key()) +
                                           "' (keys: op, scope, tmem, regs, tmem2, imm)");
   }
   std::string values[5];
@@ -200,7 +217,9 @@ Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   }
   std::optional<std::string> imm;
   if (auto it = json.find("imm"); it != json.end()) {
-    if (it->is_number_integer()) imm = std::to_string(it->get<std::int64_t>());
+    // Unsigned first: get<int64_t>() would wrap values above INT64_MAX to negative immediates.
+    if (it->is_number_unsigned()) imm = std::to_string(it->get<std::uint64_t>());
+    else if (it->is_number_integer()) imm = std::to_string(it->get<std::int64_t>());
     else if (it->is_string()) imm = it->get<std::string>();
     else return Error(ErrorCode::kParse, "spec JSON key 'imm' must be an integer");
   }

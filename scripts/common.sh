@@ -44,10 +44,28 @@ tmemjit_install_nvdisasm() {
     tmemjit_log "could not install nvidia-cuda-nvdisasm; SASS checks will be skipped with a reason"
 }
 
+# The compact default backend needs nvPTXCompiler (libnvptxcompiler_static.a); a toolkit may lack
+# it, PyPI has it as a wheel. The wheel must match the toolkit's major.minor, as ptxas does.
+# Failure only logs: configure then builds without it and `auto` falls back to nvJitLink.
+tmemjit_install_nvptxcompiler() {
+  local cuda_lib version
+  cuda_lib="$(dirname "$(dirname "$(command -v nvcc)")")"
+  for dir in "$cuda_lib/lib64" "$cuda_lib/lib" "$cuda_lib/targets/x86_64-linux/lib"; do
+    [ -f "$dir/libnvptxcompiler_static.a" ] && return 0
+  done
+  version=$(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
+  [ -n "$version" ] || { tmemjit_log "cannot read the CUDA version from nvcc --version"; return 0; }
+  python3 -c 'import nvidia, os, sys; sys.exit(0 if any(os.path.exists(os.path.join(p, "cu'"${version%%.*}"'/lib/libnvptxcompiler_static.a")) for p in nvidia.__path__) else 1)' 2>/dev/null && return 0
+  tmemjit_log "installing nvPTXCompiler $version from PyPI (nvidia-nvptxcompiler) for the compact default backend"
+  python3 -m pip install -q --disable-pip-version-check "nvidia-nvptxcompiler==$version.*" >/dev/null 2>&1 ||
+    tmemjit_log "could not install nvidia-nvptxcompiler==$version.*; the auto backend will use nvJitLink"
+}
+
 tmemjit_setup() {
   tmemjit_install_packages
   tmemjit_find_cuda
   tmemjit_install_nvdisasm
+  tmemjit_install_nvptxcompiler
 }
 
 tmemjit_configure_and_build() {

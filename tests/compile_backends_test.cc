@@ -1,5 +1,7 @@
-// The compiler backends: every legal opcode through nvJitLink, a representative set through ptxas
-// and NVRTC, every target, error contents, kept files, SASS counts and the code-size comparison.
+// The compiler backends: every legal opcode through nvJitLink and nvPTXCompiler, a representative
+// set through ptxas and NVRTC, the driver JIT, every target, error contents, kept files, SASS
+// counts and the code-size comparison.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +11,7 @@
 
 #include "ptx_fixtures.h"
 #include "runtime/compile.h"
+#include "runtime/driver.h"
 #include "runtime/elf.h"
 #include "runtime/ptx_ir.h"
 #include "runtime/sass.h"
@@ -56,20 +59,34 @@ CompileOptions with_backend(Backend backend, Target target = Target::kSm100a) {
   return options;
 }
 
-// The single-opcode kernel of every legal opcode through nvJitLink, compiled once per process.
+// The single-opcode kernel of every legal opcode through `backend`.
 struct OpcodeCubin {
   Opcode opcode;
   Result<CompiledModule> module;
 };
-const std::vector<OpcodeCubin>& nvjitlink_opcode_cubins() {
-  static const std::vector<OpcodeCubin> cubins = [] {
-    std::vector<OpcodeCubin> out;
-    for (const Opcode& opcode : all_legal_opcodes())
-      out.push_back({opcode, compile_ptx(ptx_of(testing::single_opcode_kernel(opcode)),
-                                         with_backend(Backend::kNvJitLink))});
-    return out;
+std::vector<OpcodeCubin> opcode_cubins(Backend backend) {
+  std::vector<OpcodeCubin> out;
+  for (const Opcode& opcode : all_legal_opcodes())
+    out.push_back({opcode, compile_ptx(ptx_of(testing::single_opcode_kernel(opcode)),
+                                       with_backend(backend))});
+  return out;
+}
+
+// Requires nvPTXCompiler in the library; skips with the reason otherwise.
+#define TMEMJIT_REQUIRE_NVPTXCOMPILER()                                             \
+  if (!nvptxcompiler_built_in())                                                    \
+  GTEST_SKIP() << "libtmemjit was built without nvPTXCompiler (configure found no " \
+                  "libnvptxcompiler_static.a; scripts/common.sh installs the "      \
+                  "nvidia-nvptxcompiler wheel, or set TMEMJIT_NVPTXCOMPILER_ROOT)"
+
+// Whether libcuda.so.1 can be opened (the driver backend needs it).
+bool driver_present() {
+  static const bool present = [] {
+    void* handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) ::dlclose(handle);
+    return handle != nullptr;
   }();
-  return cubins;
+  return present;
 }
 
 // SASS counts of a cubin: tcgen05 ops and local-memory use, from the listing and the ELF.
@@ -103,11 +120,32 @@ TEST(Backend, NamesRoundTrip) {
   auto bad = parse_backend("nvcc");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kUsage);
-  EXPECT_NE(bad.error().message().find("nvjitlink, ptxas, nvrtc, driver"), std::string::npos);
+  EXPECT_NE(bad.error().message().find("nvjitlink, ptxas, nvrtc, driver, nvptxcompiler, auto"),
+            std::string::npos);
+  EXPECT_EQ(all_backends().size(), 6u);
+  EXPECT_EQ(all_backends().back(), Backend::kAuto);
+}
+
+TEST(Backend, AutoIsTheDefaultAndResolvesBeforeCompiling) {
+  EXPECT_EQ(CompileOptions{}.backend, Backend::kAuto);
+  const Backend expected = nvptxcompiler_built_in() ? Backend::kNvPtxCompiler : Backend::kNvJitLink;
+  EXPECT_EQ(resolve_backend(Backend::kAuto), expected);
+  for (Backend b : all_backends()) {
+    if (b != Backend::kAuto) {
+      EXPECT_EQ(resolve_backend(b), b);
+    }
+  }
+  EXPECT_EQ(backend_options(Backend::kAuto, {}), backend_options(expected, {}));
+  auto module = compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), {});
+  ASSERT_TRUE(module.ok()) << module.error().full_text();
+  EXPECT_EQ(module->backend, expected) << "the module names the backend that ran";
+  RecordProperty("auto", std::string(to_string(expected)));
 }
 
 TEST(Backend, OptionsText) {
   CompileOptions options;
+  EXPECT_EQ(to_string(options), "target=sm_100a backend=auto -O3");
+  options.backend = Backend::kNvJitLink;
   EXPECT_EQ(to_string(options), "target=sm_100a backend=nvjitlink -O3");
   options.line_info = true;
   options.tmem_access_check = true;
@@ -120,6 +158,15 @@ TEST(Backend, OptionsText) {
   EXPECT_EQ(backend_options(Backend::kPtxas, options),
             (std::vector<std::string>{"-arch=sm_100a", "-O3", "-lineinfo", "-g-tmem-access-check",
                                       "-maxrregcount=64"}));
+  // nvPTXCompiler is ptxas as a library and takes its command line.
+  EXPECT_EQ(backend_options(Backend::kNvPtxCompiler, options),
+            backend_options(Backend::kPtxas, options));
+  // The driver JIT gets cuLink options; ptxas' -O3 (its default and highest) is the JIT's 4.
+  EXPECT_EQ(backend_options(Backend::kDriver, options),
+            (std::vector<std::string>{"CU_JIT_TARGET=sm_100a", "CU_JIT_OPTIMIZATION_LEVEL=4",
+                                      "CU_JIT_GENERATE_LINE_INFO=1"}));
+  options.opt_level = 1;
+  EXPECT_EQ(backend_options(Backend::kDriver, options)[1], "CU_JIT_OPTIMIZATION_LEVEL=1");
 }
 
 TEST(Toolchain, VersionsAreReported) {
@@ -127,6 +174,12 @@ TEST(Toolchain, VersionsAreReported) {
   EXPECT_NE(v.nvjitlink, "unavailable");
   EXPECT_NE(v.nvrtc, "unavailable");
   EXPECT_NE(v.ptxas.find("release"), std::string::npos) << v.ptxas;
+  if (nvptxcompiler_built_in()) {
+    EXPECT_NE(v.nvptxcompiler.find('.'), std::string::npos) << v.nvptxcompiler;
+  } else {
+    EXPECT_EQ(v.nvptxcompiler, "unavailable");
+  }
+  RecordProperty("nvptxcompiler", v.nvptxcompiler);
   RecordProperty("nvjitlink", v.nvjitlink);
   RecordProperty("nvrtc", v.nvrtc);
   RecordProperty("ptxas", v.ptxas);
@@ -134,17 +187,26 @@ TEST(Toolchain, VersionsAreReported) {
 
 // ---- every legal opcode -------------------------------------------------------------------------
 
-TEST(NvJitLink, EveryLegalOpcodeCompilesForSm100a) {
+void expect_every_legal_opcode_compiles(Backend backend) {
   int compiled = 0;
-  for (const OpcodeCubin& c : nvjitlink_opcode_cubins()) {
+  for (const OpcodeCubin& c : opcode_cubins(backend)) {
     ASSERT_TRUE(c.module.ok()) << c.opcode.to_string() << "\n" << c.module.error().full_text();
     EXPECT_FALSE(c.module->cubin.empty());
-    EXPECT_EQ(c.module->backend, Backend::kNvJitLink);
+    EXPECT_EQ(c.module->backend, backend);
     EXPECT_EQ(elf::max_frame_size(c.module->cubin).value(), 0u) << "no local memory";
     ++compiled;
   }
   // 5 shapes x 8 nums x 2 packs x 2 directions, less 16x128b.x128 and 16x256b.x64/x128 (rule R4).
   EXPECT_EQ(compiled, 148);
+}
+
+TEST(NvJitLink, EveryLegalOpcodeCompilesForSm100a) {
+  expect_every_legal_opcode_compiles(Backend::kNvJitLink);
+}
+
+TEST(NvPtxCompiler, EveryLegalOpcodeCompilesForSm100a) {
+  TMEMJIT_REQUIRE_NVPTXCOMPILER();
+  expect_every_legal_opcode_compiles(Backend::kNvPtxCompiler);
 }
 
 // One module holding a kernel per opcode, so that one disassembly covers them all.
@@ -178,6 +240,16 @@ TEST(NvJitLink, EveryLegalOpcodeHasOneTmemOpPerAccessAndNoSpills) {
   TMEMJIT_REQUIRE_DISASSEMBLER(tool);
   const std::vector<Opcode> opcodes = all_legal_opcodes();
   auto module = compile_ptx(combined_ptx(opcodes, 32), with_backend(Backend::kNvJitLink));
+  ASSERT_TRUE(module.ok()) << module.error().message() << "\n"
+                           << module.error().details().substr(0, 4000);
+  expect_one_tmem_op_per_access(*tool, module->cubin, opcodes);
+}
+
+TEST(NvPtxCompiler, EveryLegalOpcodeHasOneTmemOpPerAccessAndNoSpills) {
+  TMEMJIT_REQUIRE_NVPTXCOMPILER();
+  TMEMJIT_REQUIRE_DISASSEMBLER(tool);
+  const std::vector<Opcode> opcodes = all_legal_opcodes();
+  auto module = compile_ptx(combined_ptx(opcodes, 32), with_backend(Backend::kNvPtxCompiler));
   ASSERT_TRUE(module.ok()) << module.error().message() << "\n"
                            << module.error().details().substr(0, 4000);
   expect_one_tmem_op_per_access(*tool, module->cubin, opcodes);
@@ -296,8 +368,10 @@ TEST(Nvrtc, RepresentativeOpcodesHaveOneTmemOpPerAccessAndNoSpills) {
 // ---- targets ------------------------------------------------------------------------------------
 
 TEST(Targets, SeedKernelCompilesForEveryTargetWithItsVersion) {
+  std::vector<Backend> backends = {Backend::kNvJitLink, Backend::kPtxas};
+  if (nvptxcompiler_built_in()) backends.push_back(Backend::kNvPtxCompiler);
   for (Target target : all_targets())
-    for (Backend backend : {Backend::kNvJitLink, Backend::kPtxas}) {
+    for (Backend backend : backends) {
       SCOPED_TRACE(std::string(to_string(target)) + " " + std::string(to_string(backend)));
       auto module = compile_ptx(ptx_of(testing::seed_roundtrip_kernel(target)),
                                 with_backend(backend, target));
@@ -373,12 +447,102 @@ TEST(Errors, MissingPtxasIsAToolchainError) {
   EXPECT_NE(module.error().message().find("/nonexistent/ptxas"), std::string::npos);
 }
 
-TEST(Errors, DriverBackendIsNotAvailableYet) {
+TEST(Errors, NvPtxCompilerFailureCarriesStageLogOptionsAndPtx) {
+  TMEMJIT_REQUIRE_NVPTXCOMPILER();
+  const std::string ptx = bad_ptx();
+  auto module = compile_ptx(ptx, with_backend(Backend::kNvPtxCompiler));
+  ASSERT_FALSE(module.ok());
+  expect_full_failure(module.error(), "nvptxcompiler compile", ptx);
+  EXPECT_NE(module.error().details().find("32x128b"), std::string::npos) << "the log names it";
+  EXPECT_NE(module.error().message().find("error"), std::string::npos) << module.error().message();
+}
+
+TEST(Errors, NvPtxCompilerNotBuiltInIsAToolchainError) {
+  if (nvptxcompiler_built_in())
+    GTEST_SKIP() << "this libtmemjit has nvPTXCompiler; NvPtxCompiler.* and "
+                    "Errors.NvPtxCompilerFailureCarriesStageLogOptionsAndPtx cover it";
   auto module =
-      compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), with_backend(Backend::kDriver));
+      compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), with_backend(Backend::kNvPtxCompiler));
   ASSERT_FALSE(module.ok());
   EXPECT_EQ(module.error().code(), ErrorCode::kToolchain);
-  EXPECT_NE(module.error().message().find("not available in this build yet"), std::string::npos);
+  EXPECT_EQ(module.error().message().rfind("nvptxcompiler failed: this libtmemjit was built "
+                                           "without nvPTXCompiler",
+                                           0),
+            0u)
+      << module.error().message();
+}
+
+// ---- the driver's JIT
+// -----------------------------------------------------------------------------
+
+TEST(DriverBackend, WithoutADriverTheErrorSaysSo) {
+  if (driver_present())
+    GTEST_SKIP() << "a CUDA driver is installed; DriverBackend.CompilesTheSeedKernelForSm100a "
+                    "runs instead";
+  const std::string ptx = ptx_of(testing::seed_roundtrip_kernel());
+  auto module = compile_ptx(ptx, with_backend(Backend::kDriver));
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.error().code(), ErrorCode::kDriver);
+  EXPECT_EQ(module.error().message().rfind(
+                "driver jit failed: no CUDA driver: libcuda.so.1 could not be loaded (", 0),
+            0u)
+      << module.error().message();
+  EXPECT_NE(module.error().details().find("backend: driver\noptions: CU_JIT_TARGET=sm_100a "
+                                          "CU_JIT_OPTIMIZATION_LEVEL=4\n"),
+            std::string::npos)
+      << module.error().details();
+  EXPECT_NE(module.error().details().find(ptx), std::string::npos) << "the PTX is kept";
+}
+
+TEST(DriverBackend, RefusesPtxasOptionsItCannotPass) {
+  CompileOptions options = with_backend(Backend::kDriver);
+  options.tmem_access_check = true;
+  auto module = compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), options);
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(module.error().message().find("-g-tmem-access-check"), std::string::npos)
+      << module.error().message();
+  options.tmem_access_check = false;
+  options.extra_options = {"-maxrregcount=64"};
+  module = compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), options);
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.error().code(), ErrorCode::kUsage);
+}
+
+// The driver JIT compiles for any target it knows, whatever the device: cuLinkCreate gets
+// CU_JIT_TARGET, so an sm_90 machine can build sm_100a code. A driver older than the target (or
+// one whose JIT refuses it) is reported by the skip with the driver's own words.
+TEST(DriverBackend, CompilesTheSeedKernelForSm100a) {
+  if (!driver_present()) GTEST_SKIP() << "no CUDA driver (libcuda.so.1) on this machine";
+  if (Status ready = driver::ensure_driver(); !ready.ok()) GTEST_SKIP() << ready.error().message();
+  if (Result<int> device = driver::current_device(); !device.ok())
+    GTEST_SKIP() << "no usable device for a JIT context: " << device.error().message();
+  const std::string ptx = ptx_of(testing::seed_roundtrip_kernel());
+  auto module = compile_ptx(ptx, with_backend(Backend::kDriver));
+  if (!module.ok() && module.error().code() == ErrorCode::kToolchain &&
+      (module.error().message().find("cuLinkCreate: ") != std::string::npos ||
+       module.error().message().find("UNSUPPORTED_PTX_VERSION") != std::string::npos ||
+       module.error().message().find("JIT_COMPILER_NOT_FOUND") != std::string::npos))
+    GTEST_SKIP() << "the driver's JIT refuses sm_100a (driver "
+                 << (driver::driver_version().ok() ? *driver::driver_version() : 0)
+                 << "): " << module.error().message();
+  ASSERT_TRUE(module.ok()) << module.error().full_text();
+  EXPECT_EQ(module->backend, Backend::kDriver);
+  const auto sections = elf::read_sections(module->cubin);
+  ASSERT_TRUE(sections.ok()) << sections.error().message();
+  EXPECT_GT(elf::section_size(*sections, ".text.tmem_roundtrip"), 0u);
+  EXPECT_EQ(elf::max_frame_size(module->cubin).value(), 0u);
+  RecordProperty("driver_kernel_text",
+                 static_cast<int>(elf::section_size(*sections, ".text.tmem_roundtrip")));
+  std::printf(
+      "driver jit: cubin %zu B, .text.tmem_roundtrip %llu B, %.1f ms\n", module->cubin.size(),
+      (unsigned long long)elf::section_size(*sections, ".text.tmem_roundtrip"), module->compile_ms);
+  const auto tool = sass::find_disassembler();
+  if (!tool) GTEST_SKIP() << "compiled; SASS not checked: " << sass::search_description();
+  const SassFacts facts = sass_facts(*tool, module->cubin);
+  EXPECT_EQ(facts.sttm, 1);
+  EXPECT_EQ(facts.ldtm, 1);
+  EXPECT_FALSE(facts.local_memory);
 }
 
 TEST(Errors, NvrtcBackendTakesCudaNotPtxAndOptLevelIsChecked) {
@@ -507,20 +671,23 @@ Sizes sizes_of(const CompiledModule& module) {
 
 TEST(SeedKernel, SizesPerRoute) {
   const std::string ptx = ptx_of(testing::seed_roundtrip_kernel());
+  // Each backend's first compile in this process is its cold time (library initialisation
+  // included); the second is warm.
   auto jit = compile_ptx(ptx, with_backend(Backend::kNvJitLink));
+  auto jit_warm = compile_ptx(ptx, with_backend(Backend::kNvJitLink));
   auto ptxas = compile_ptx(ptx, with_backend(Backend::kPtxas));
   auto nvrtc = compile_cuda(cuda_seed_roundtrip(), "tmem_roundtrip", with_backend(Backend::kNvrtc));
-  ASSERT_TRUE(jit.ok()) << jit.error().full_text();
+  ASSERT_TRUE(jit.ok() && jit_warm.ok()) << jit.error().full_text();
   ASSERT_TRUE(ptxas.ok()) << ptxas.error().full_text();
   ASSERT_TRUE(nvrtc.ok()) << nvrtc.error().full_text();
   const Sizes j = sizes_of(*jit), p = sizes_of(*ptxas), n = sizes_of(*nvrtc);
-  std::printf("route      cubin  code  kernel .text  ms\n");
-  std::printf("nvjitlink  %5zu  %4llu  %4llu  %.1f\n", j.cubin, (unsigned long long)j.code,
-              (unsigned long long)j.kernel, j.ms);
-  std::printf("ptxas      %5zu  %4llu  %4llu  %.1f\n", p.cubin, (unsigned long long)p.code,
-              (unsigned long long)p.kernel, p.ms);
-  std::printf("nvrtc      %5zu  %4llu  %4llu  %.1f\n", n.cubin, (unsigned long long)n.code,
-              (unsigned long long)n.kernel, n.ms);
+  std::printf("route          cubin  code  kernel .text  cold ms  warm ms\n");
+  std::printf("nvjitlink      %5zu  %4llu  %4llu         %7.1f  %7.1f\n", j.cubin,
+              (unsigned long long)j.code, (unsigned long long)j.kernel, j.ms, jit_warm->compile_ms);
+  std::printf("ptxas          %5zu  %4llu  %4llu         %7.1f\n", p.cubin,
+              (unsigned long long)p.code, (unsigned long long)p.kernel, p.ms);
+  std::printf("nvrtc (C++)    %5zu  %4llu  %4llu         %7.1f\n", n.cubin,
+              (unsigned long long)n.code, (unsigned long long)n.kernel, n.ms);
   RecordProperty("nvjitlink_code", static_cast<int>(j.code));
   RecordProperty("ptxas_code", static_cast<int>(p.code));
   RecordProperty("nvrtc_code", static_cast<int>(n.code));
@@ -528,6 +695,30 @@ TEST(SeedKernel, SizesPerRoute) {
   // tcgen05 alloc/dealloc guardrail traps as separate weak functions (docs/compile-backends.md).
   EXPECT_EQ(n.kernel, p.kernel);
   EXPECT_GE(j.kernel, p.kernel);
+  if (nvptxcompiler_built_in()) {
+    auto nvptx = compile_ptx(ptx, with_backend(Backend::kNvPtxCompiler));
+    auto nvptx_warm = compile_ptx(ptx, with_backend(Backend::kNvPtxCompiler));
+    ASSERT_TRUE(nvptx.ok() && nvptx_warm.ok()) << nvptx.error().full_text();
+    const Sizes c = sizes_of(*nvptx);
+    std::printf("nvptxcompiler  %5zu  %4llu  %4llu         %7.1f  %7.1f\n", c.cubin,
+                (unsigned long long)c.code, (unsigned long long)c.kernel, c.ms,
+                nvptx_warm->compile_ms);
+    RecordProperty("nvptxcompiler_code", static_cast<int>(c.code));
+    EXPECT_EQ(c.kernel, p.kernel) << "nvPTXCompiler is ptxas in-process: the same code";
+    EXPECT_EQ(c.code, p.code);
+  }
+  // The default route (auto) is at least as compact as plain ptxas (issue 5).
+  auto fallback = compile_ptx(ptx, {});
+  ASSERT_TRUE(fallback.ok()) << fallback.error().full_text();
+  const Sizes d = sizes_of(*fallback);
+  std::printf("default (%s) kernel .text %llu B\n",
+              std::string(to_string(fallback->backend)).c_str(), (unsigned long long)d.kernel);
+  if (!nvptxcompiler_built_in())
+    GTEST_SKIP() << "built without nvPTXCompiler, the default route is nvjitlink: " << d.kernel
+                 << " B of kernel code against ptxas' " << p.kernel
+                 << " B (docs/compile-backends.md); the compactness check needs nvPTXCompiler";
+  EXPECT_LE(d.kernel, p.kernel);
+  EXPECT_LE(d.code, p.code);
 }
 
 TEST(SeedKernel, SassHasOneSttmOneLdtmAndNoSpillsOnEveryRoute) {
@@ -537,6 +728,8 @@ TEST(SeedKernel, SassHasOneSttmOneLdtmAndNoSpillsOnEveryRoute) {
   modules.push_back(compile_ptx(ptx, with_backend(Backend::kNvJitLink)));
   modules.push_back(compile_ptx(ptx, with_backend(Backend::kPtxas)));
   modules.push_back(compile_cuda(cuda_seed_roundtrip(), "", with_backend(Backend::kNvrtc)));
+  if (nvptxcompiler_built_in())
+    modules.push_back(compile_ptx(ptx, with_backend(Backend::kNvPtxCompiler)));
   for (const auto& module : modules) {
     ASSERT_TRUE(module.ok()) << module.error().full_text();
     SCOPED_TRACE(std::string(to_string(module->backend)));

@@ -198,8 +198,12 @@ TEST_F(FakeDriver, DriverJitPassesTheTargetAndReportsTheLog) {
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code(), ErrorCode::kToolchain);
   EXPECT_EQ(failed.error().message(),
-            "driver jit for sm_100a: cuLinkAddData failed: CUDA_ERROR_INVALID_PTX: a PTX JIT "
-            "compilation failed");
+            "driver jit failed: cuLinkAddData: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation "
+            "failed: ptxas fatal: fake syntax error");
+  EXPECT_NE(failed.error().details().find("backend: driver\noptions: CU_JIT_TARGET=sm_100a "
+                                          "CU_JIT_OPTIMIZATION_LEVEL=4\nlog:\n"),
+            std::string::npos)
+      << failed.error().details();
   EXPECT_NE(failed.error().details().find("ptxas fatal: fake syntax error"), std::string::npos);
   EXPECT_NE(failed.error().details().find("syntax error here"), std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "golden_util.h"
 #include "runtime/compile.h"
 #include "runtime/sass.h"
 #include "spec_fixtures.h"
@@ -25,20 +26,7 @@ std::string roundtrip_ptx(const tmem::Plan& plan, KernelKind kind = KernelKind::
   return tmem::ptx::print(tmem::kernels::build_kernel(plan, kind, target).value()).value();
 }
 
-// Goldens change only when TMEMJIT_UPDATE_GOLDENS=1 is set explicitly; otherwise a difference fails.
-void expect_golden(const std::string& name, const std::string& text) {
-  const std::string path = std::string(TMEMJIT_SOURCE_DIR) + "/tests/golden/" + name;
-  const char* update = std::getenv("TMEMJIT_UPDATE_GOLDENS");
-  if (update && std::string(update) == "1") {
-    std::ofstream(path) << text;
-    GTEST_SKIP() << "golden " << path << " rewritten (TMEMJIT_UPDATE_GOLDENS=1)";
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing golden " << path << "; generate it with TMEMJIT_UPDATE_GOLDENS=1";
-  std::stringstream golden;
-  golden << in.rdbuf();
-  EXPECT_EQ(text, golden.str()) << "the PTX for " << name << " changed; if intended, rerun with TMEMJIT_UPDATE_GOLDENS=1";
-}
+using tmemjit_test::expect_golden;  // tests/golden_util.h
 
 TEST(KernelsGolden, SeedLayoutB) { expect_golden("seed_layout_b.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_layout_b(true)))); }
 TEST(KernelsGolden, SeedPack) { expect_golden("seed_pack.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_pack(true)))); }
@@ -93,6 +81,7 @@ TEST(KernelsCompile, EveryFormThroughNvJitLinkAndPtxasWithExactSass) {
     const auto plan = plan_of(tmemjit_test::identity_spec(op));
     const std::string ptx = roundtrip_ptx(plan);
     tmem::CompileOptions options;
+    options.backend = tmem::Backend::kNvJitLink;
     auto via_nvjitlink = tmem::compile_ptx(ptx, options);
     ASSERT_TRUE(via_nvjitlink.ok()) << op << ": " << via_nvjitlink.error().full_text();
     options.backend = tmem::Backend::kPtxas;
@@ -104,6 +93,33 @@ TEST(KernelsCompile, EveryFormThroughNvJitLinkAndPtxasWithExactSass) {
     ASSERT_TRUE(sass.ok()) << sass.error().full_text();
     tmem::sass::Listing listing(*sass);
     // One STTM and one LDTM per instruction per warp; 16x32bx2 is two SASS ops (t0_t15, t16_t31).
+    const int per_instruction = op.is_split() ? 2 : 1;
+    EXPECT_EQ(listing.count("STTM"), plan.instructions_per_warp() * per_instruction) << op;
+    EXPECT_EQ(listing.count("LDTM"), plan.instructions_per_warp() * per_instruction) << op;
+    EXPECT_FALSE(listing.uses_local_memory()) << op << " spills to local memory";
+  }
+  EXPECT_EQ(compiled, 74);
+  if (!tool) GTEST_SKIP() << "compiled 74 forms; SASS not checked: no disassembler (" << tmem::sass::search_description() << ")";
+}
+
+// The default route's compiler (auto = nvPTXCompiler where built in): every form's warpgroup
+// identity kernel, with the same exact SASS as above.
+TEST(KernelsCompile, EveryFormThroughNvPtxCompilerWithExactSass) {
+  if (!tmem::nvptxcompiler_built_in())
+    GTEST_SKIP() << "libtmemjit was built without nvPTXCompiler (configure found no "
+                    "libnvptxcompiler_static.a; see cmake/TmemjitNvPtxCompiler.cmake)";
+  auto tool = tmem::sass::find_disassembler();
+  tmem::CompileOptions options;
+  options.backend = tmem::Backend::kNvPtxCompiler;
+  int compiled = 0;
+  for (const tmem::Opcode& op : every_store_form()) {
+    const auto plan = plan_of(tmemjit_test::identity_spec(op));
+    auto module = tmem::compile_ptx(roundtrip_ptx(plan), options);
+    ASSERT_TRUE(module.ok()) << op << ": " << module.error().full_text();
+    EXPECT_EQ(module->backend, tmem::Backend::kNvPtxCompiler);
+    ++compiled;
+    if (!tool) continue;
+    tmem::sass::Listing listing(tmem::sass::disassemble(*tool, module->cubin).value());
     const int per_instruction = op.is_split() ? 2 : 1;
     EXPECT_EQ(listing.count("STTM"), plan.instructions_per_warp() * per_instruction) << op;
     EXPECT_EQ(listing.count("LDTM"), plan.instructions_per_warp() * per_instruction) << op;

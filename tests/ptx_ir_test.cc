@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "ptx_fixtures.h"
 
 namespace tmem::ptx {
@@ -228,6 +230,34 @@ TEST(PtxPrinter, UncheckedRawIsPrintedVerbatim) {
             std::string::npos);
 }
 
+// A .func returning two words in one aggregate: the only multi-value return ptxas accepts outside
+// the .reg space (kernels/device_function.h). `extra` goes before the ret.
+Module func_with_return(std::optional<Instruction> extra = std::nullopt) {
+  Module m;
+  Function& f = m.add_function(Function::Kind::kFunc, "two_words");
+  const std::string out = f.add_return_param(Param{Type::kB32, "regs", 8, 4});
+  const std::string in = f.add_param(Type::kB32, "x");
+  const Reg r = f.new_reg(RegClass::kB32);
+  f.emit(Instruction::ld_param(Type::kB32, r, in));
+  f.emit(Instruction::st_param(Type::kB32, out, r));
+  f.emit(Instruction::st_param(Type::kB32, out, r, 4));
+  if (extra) f.emit(*extra);
+  f.emit(Instruction::ret());
+  return m;
+}
+
+TEST(PtxPrinter, FuncWithReturnAggregate) {
+  const std::string text = print(func_with_return()).value();
+  EXPECT_NE(text.find(".visible .func (.param .align 4 .b8 regs[8]) two_words(\n"
+                      "\t.param .b32 x\n)\n{\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\tld.param.b32 %r0, [x];\n\tst.param.b32 [regs], %r0;\n"
+                      "\tst.param.b32 [regs+4], %r0;\n\tret;\n"),
+            std::string::npos)
+      << text;
+}
+
 // ---- verifier ---------------------------------------------------------------------------------
 
 ErrorCode print_error(const Module& m) {
@@ -327,6 +357,34 @@ TEST(PtxVerify, RejectsIllegalColumnCountsAndMixedCtaGroups) {
   g.emit(Instruction::tcgen05_alloc(Operand::addr("base"), Operand::imm(32), 1));
   g.emit(Instruction::tcgen05_relinquish(2));
   EXPECT_EQ(print_error(n), ErrorCode::kInternal);
+}
+
+TEST(PtxVerify, RejectsMisusedReturnParameters) {
+  const Reg r0{RegClass::kB32, 0};
+  EXPECT_TRUE(print(func_with_return()).ok());
+  // Outside the aggregate, misaligned, to an input parameter, read back with ld.param.
+  EXPECT_EQ(print_error(func_with_return(Instruction::st_param(Type::kB32, "regs", r0, 8))),
+            ErrorCode::kInternal);
+  EXPECT_EQ(print_error(func_with_return(Instruction::st_param(Type::kB32, "regs", r0, 2))),
+            ErrorCode::kInternal);
+  EXPECT_EQ(print_error(func_with_return(Instruction::st_param(Type::kB32, "x", r0))),
+            ErrorCode::kInternal);
+  EXPECT_EQ(print_error(func_with_return(Instruction::ld_param(Type::kB32, r0, "regs"))),
+            ErrorCode::kInternal);
+  {  // on an .entry
+    Module m;
+    Function& f = m.add_function(Function::Kind::kEntry, "k");
+    f.add_return_param(Param{Type::kB32, "r"});
+    f.emit(Instruction::ret());
+    EXPECT_EQ(print_error(m), ErrorCode::kInternal);
+  }
+  {  // an aggregate without a power-of-two alignment
+    Module m;
+    Function& f = m.add_function(Function::Kind::kFunc, "g");
+    f.add_return_param(Param{Type::kB32, "r", 8, 3});
+    f.emit(Instruction::ret());
+    EXPECT_EQ(print_error(m), ErrorCode::kInternal);
+  }
 }
 
 TEST(PtxVerify, RejectsDuplicateNames) {

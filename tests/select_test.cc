@@ -30,7 +30,9 @@ TEST(Select, FindsTheSeedsOpcodeAndPlanForLayoutB) {
       EXPECT_EQ(candidate.instructions_per_warp, 2);
       x32_lost = candidate.verdict.starts_with("legal, lost");
     }
-    if (candidate.op.shape() != tmem::Shape::k32x32b) EXPECT_FALSE(candidate.legal) << candidate.op.to_string();
+    if (candidate.op.shape() != tmem::Shape::k32x32b) {
+      EXPECT_FALSE(candidate.legal) << candidate.op.to_string();
+    }
   }
   EXPECT_TRUE(x32_lost) << selection->explain();
 }
@@ -44,7 +46,9 @@ TEST(Select, PrefersOneWideInstructionOverManyNarrowOnes) {
   EXPECT_EQ(selection->spec.op().to_string(), "tcgen05.ld.sync.aligned.32x32b.x32.b32");
   EXPECT_EQ(selection->plan.instructions_per_warp(), 1);
   for (const auto& candidate : selection->considered)
-    if (candidate.op.to_string() == "tcgen05.ld.sync.aligned.32x32b.x4.b32") EXPECT_EQ(candidate.instructions_per_warp, 8);
+    if (candidate.op.to_string() == "tcgen05.ld.sync.aligned.32x32b.x4.b32") {
+      EXPECT_EQ(candidate.instructions_per_warp, 8);
+    }
 }
 
 TEST(Select, PicksTheSixteenRowShapeThatMatchesTheRegisters) {

@@ -69,6 +69,15 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
 std::optional<tmem::Direction> auto_direction(std::string_view op);
 tmem::Result<tmem::Selection> selection_from_args(const Args& args);
 
+// The cache options of every command that compiles (compile, run): --no-cache (no memory and no
+// disk cache for this process) and --cache-dir DIR (the disk-cache root; turns caching on even
+// under TMEMJIT_DISABLE_CACHE=1). Returns `options` with both added.
+std::vector<OptionSpec> with_cache_options(std::vector<OptionSpec> options);
+// Applies them to the process-wide cache (tools/cmd_cache.cc); kUsage when both are given or DIR
+// is empty.
+tmem::Status apply_cache_args(const Args& args);
+
+int cmd_cache(const std::vector<std::string>& argv);
 int cmd_ptx(const std::vector<std::string>& argv);
 int cmd_compile(const std::vector<std::string>& argv);
 int cmd_check(const std::vector<std::string>& argv);
@@ -77,5 +86,6 @@ int cmd_describe(const std::vector<std::string>& argv);
 int cmd_image(const std::vector<std::string>& argv);
 int cmd_layout(const std::vector<std::string>& argv);
 int cmd_draw(const std::vector<std::string>& argv);
+int cmd_run(const std::vector<std::string>& argv);
 
 }  // namespace tmemjit_cli

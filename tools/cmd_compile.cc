@@ -3,8 +3,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "kernels/device_function.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/compile.h"
+#include "runtime/compile_transfer.h"
 #include "tmem/check.h"
 #include "tmem/compile.h"
 #include "tools/cli.h"
@@ -26,8 +28,24 @@ std::string cuda_translation_unit(const tmem::Plan& plan) {
          " + s] = regs[s];\n}\n";
 }
 
+// The --kernel forms (DESIGN.md §5). Beyond the harness KernelKinds: `dump` is the `store` kernel
+// -- the plan's st, then TMEM -> Raw through the 32x32b identity -- under the design's name; TMEM
+// does not outlive a kernel, so a dump on its own would read cells nothing wrote. `func` is the
+// embeddable .func (kernels/device_function.h) and `cuda` the CUDA C++ form.
+constexpr const char* kKernelForms = "roundtrip, store, load, fill, dump, func, cuda";
+
+std::string kind_name(const std::string& form) { return form == "dump" ? "store" : form; }
+
+tmem::Result<std::string> kernel_form(const Args& args) {
+  const std::string form = args.get("--kernel").value_or("roundtrip");
+  if (form == "func" || form == "cuda" || tmem::parse_kernel_kind(kind_name(form)).ok())
+    return form;
+  return tmem::Error(tmem::ErrorCode::kUsage,
+                     "unknown kernel '" + form + "'; allowed: " + kKernelForms);
+}
+
 struct Synthesis {
-  std::string kernel;  // roundtrip | store | load | fill | cuda
+  std::string kernel;  // one of kKernelForms
   std::string text;    // PTX or CUDA C++
   tmem::Target target = tmem::Target::kSm100a;
 };
@@ -45,22 +63,22 @@ tmem::Result<Synthesis> synthesize(const Args& args) {
     if (!parsed) return parsed.error();
     out.target = *parsed;
   }
-  out.kernel = args.get("--kernel").value_or("roundtrip");
-  std::optional<tmem::kernels::KernelKind> kind;
-  if (out.kernel != "cuda") {
-    auto parsed = tmem::kernels::parse_kernel_kind(out.kernel);
-    if (!parsed) return parsed.error();
-    kind = *parsed;
-  }
+  auto form = kernel_form(args);
+  if (!form) return form.error();
+  out.kernel = *form;
   auto spec = spec_from_args(args);
   if (!spec) return spec.error();
   auto plan = tmem::check(*spec);
   if (!plan) return plan.error();
-  if (!kind) {
+  if (out.kernel == "cuda") {
     out.text = cuda_translation_unit(*plan);
     return out;
   }
-  auto module = tmem::kernels::build_kernel(*plan, *kind, out.target);
+  auto module =
+      out.kernel == "func"
+          ? tmem::kernels::build_device_function(*plan, out.target)
+          : tmem::kernels::build_kernel(
+                *plan, tmem::parse_kernel_kind(kind_name(out.kernel)).value(), out.target);
   if (!module) return module.error();
   auto ptx = tmem::ptx::print(*module);
   if (!ptx) return ptx.error();
@@ -80,20 +98,44 @@ int cmd_ptx(const std::vector<std::string>& argv) {
 }
 
 int cmd_compile(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, with({{"--kernel", true}, {"--target", true}, {"--backend", true},
-                                     {"-o", true}, {"--keep", true}}));
+  auto args = parse_args(argv, with(with_cache_options({{"--kernel", true}, {"--target", true}, {"--backend", true},
+                                                       {"-o", true}, {"--keep", true}})));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
-  auto synthesis = synthesize(*args);
-  if (!synthesis) return report(synthesis.error(), json);
+  if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
   tmem::CompileOptions options;
-  options.target = synthesis->target;
-  const bool cuda = synthesis->kernel == "cuda";
-  options.backend = cuda ? tmem::Backend::kNvrtc : tmem::Backend::kNvJitLink;
+  if (auto target = args->get("--target")) {
+    auto parsed = tmem::parse_target(*target);
+    if (!parsed) return report(parsed.error(), json);
+    options.target = *parsed;
+  }
+  auto form = kernel_form(*args);
+  if (!form) return report(form.error(), json);
+  const std::string kernel = *form;
+  const bool cuda = kernel == "cuda";
+  const bool func = kernel == "func";
+  if (cuda) options.backend = tmem::Backend::kNvrtc;
   if (auto backend = args->get("--backend")) {
     auto parsed = tmem::parse_backend(*backend);
     if (!parsed) return report(parsed.error(), json);
     options.backend = *parsed;
+  }
+  if (func) {
+    // A whole-program compile or link drops an uncalled .func (nvJitLink and the driver JIT
+    // link, ptxas without -c compiles whole programs), so the .func is relocatable code, from
+    // ptxas -c: the auto backend is nvPTXCompiler where built in, else the ptxas subprocess.
+    if (options.backend == tmem::Backend::kAuto)
+      options.backend =
+          tmem::nvptxcompiler_built_in() ? tmem::Backend::kNvPtxCompiler : tmem::Backend::kPtxas;
+    if (options.backend != tmem::Backend::kNvPtxCompiler &&
+        options.backend != tmem::Backend::kPtxas && options.backend != tmem::Backend::kNvrtc)
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "--kernel func is relocatable code (ptxas -c); backend " +
+                                    std::string(tmem::to_string(options.backend)) +
+                                    " links whole programs, which drop an uncalled .func; use "
+                                    "--backend nvptxcompiler, ptxas or auto"),
+                    json);
+    options.extra_options.push_back("-c");
   }
   if ((options.backend == tmem::Backend::kNvrtc) != cuda)
     return report(tmem::Error(tmem::ErrorCode::kUsage,
@@ -101,29 +143,66 @@ int cmd_compile(const std::vector<std::string>& argv) {
                                    : "--backend nvrtc compiles the CUDA C++ form; add --kernel cuda"),
                   json);
   if (auto keep = args->get("--keep")) options.keep_dir = *keep;
-  auto module = cuda ? tmem::compile_cuda(synthesis->text, "tmem_cuda_transfer", options)
-                     : tmem::compile_ptx(synthesis->text, options);
-  if (!module) return report(module.error(), json);
+
+  // The harness kernels go through compile_transfer and its cache; the CUDA C++ form is not cached.
+  std::string cache = "none";
+  std::string key;
+  std::vector<char> cubin;
+  std::string log;
+  tmem::Backend backend = options.backend;
+  double compile_ms = 0;
+  if (cuda || func) {  // not cached: neither is a harness kernel
+    auto synthesis = synthesize(*args);
+    if (!synthesis) return report(synthesis.error(), json);
+    auto module = cuda ? tmem::compile_cuda(synthesis->text, "tmem_cuda_transfer", options)
+                       : tmem::compile_ptx(synthesis->text, options);
+    if (!module) return report(module.error(), json);
+    cubin = std::move(module->cubin);
+    log = std::move(module->log);
+    backend = module->backend;
+    compile_ms = module->compile_ms;
+  } else {
+    auto kind = tmem::parse_kernel_kind(kind_name(kernel));
+    if (!kind) return report(kind.error(), json);
+    auto spec = spec_from_args(*args);
+    if (!spec) return report(spec.error(), json);
+    tmem::TransferCompileReport info;
+    auto compiled = tmem::compile_transfer_reported(*spec, options, *kind, &info);
+    if (!compiled) return report(compiled.error(), json, {{"cache", std::string(tmem::to_string(info.lookup))}});
+    cubin.assign(compiled->cubin().begin(), compiled->cubin().end());
+    log = std::move(info.log);
+    backend = info.backend;
+    compile_ms = info.compile_ms;
+    cache = std::string(tmem::to_string(info.lookup));
+    key = info.key.hex();
+    std::cerr << "cache: " << cache << "\n";
+  }
   std::string output = args->get("-o").value_or("");
   if (!output.empty()) {
     std::ofstream file(output, std::ios::binary);
-    file.write(module->cubin.data(), static_cast<std::streamsize>(module->cubin.size()));
+    file.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
     if (!file)
       return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write the cubin to '" + output + "'"), json);
   }
   if (json) {
     print_json({{"ok", true},
-                {"kernel", synthesis->kernel},
-                {"target", std::string(tmem::to_string(module->target))},
-                {"backend", std::string(tmem::to_string(module->backend))},
-                {"cubin_bytes", module->cubin.size()},
-                {"compile_ms", module->compile_ms},
+                {"kernel", kernel},
+                {"target", std::string(tmem::to_string(options.target))},
+                {"backend", std::string(tmem::to_string(backend))},
+                {"cubin_bytes", cubin.size()},
+                {"compile_ms", compile_ms},
+                {"cache", cache},
+                {"key", key},
                 {"output", output}});
   } else {
-    std::cout << "compiled " << synthesis->kernel << " for " << tmem::to_string(module->target) << " with "
-              << tmem::to_string(module->backend) << ": " << module->cubin.size() << " bytes of cubin in "
-              << module->compile_ms << " ms" << (output.empty() ? "" : " -> " + output) << "\n";
-    if (!module->log.empty()) std::cerr << module->log << "\n";
+    std::cout << "compiled " << kernel << " for " << tmem::to_string(options.target) << " with "
+              << tmem::to_string(backend) << ": " << cubin.size() << " bytes of cubin";
+    if (cache == "memory hit" || cache == "disk hit")
+      std::cout << " from the cache (" << cache << ")";
+    else
+      std::cout << " in " << compile_ms << " ms";
+    std::cout << (output.empty() ? "" : " -> " + output) << "\n";
+    if (!log.empty()) std::cerr << log << "\n";
   }
   return kExitOk;
 }

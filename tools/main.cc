@@ -20,11 +20,16 @@ constexpr CommandEntry kCommands[] = {
     {"image", tmemjit_cli::cmd_image, "image OPCODE [--json]"},
     {"check", tmemjit_cli::cmd_check, "check SPEC [--json]"},
     {"plan", tmemjit_cli::cmd_plan, "plan SPEC [--json]"},
-    {"ptx", tmemjit_cli::cmd_ptx, "ptx SPEC [--kernel roundtrip|store|load|fill|cuda] [--target T]"},
+    {"ptx", tmemjit_cli::cmd_ptx,
+     "ptx SPEC [--kernel roundtrip|store|load|fill|dump|func|cuda] [--target T]"},
     {"compile", tmemjit_cli::cmd_compile,
-     "compile SPEC [--kernel K] [--backend nvjitlink|ptxas|nvrtc] [--target T] [-o FILE] [--keep DIR]"},
+     "compile SPEC [--kernel K] [--backend auto|nvptxcompiler|nvjitlink|ptxas|nvrtc|driver]\n"
+     "                 [--target T] [-o FILE] [--keep DIR]\n"
+     "                 [--no-cache | --cache-dir DIR]"},
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
+    {"cache", tmemjit_cli::cmd_cache, "cache stats|clear [--cache-dir DIR] [--json]"},
+    {"run", tmemjit_cli::cmd_run, "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--json] [--no-cache | --cache-dir DIR]"},
 };
 
 int usage(std::ostream& os, int code) {

@@ -17,7 +17,10 @@ struct PtxVersion {
   std::string to_string() const;  // "8.8"
 };
 
-enum class Target { kSm100a, kSm100f, kSm103a, kSm103f, kSm110a, kSm110f };
+// kSm90 is not a tcgen05 target: only the GPU emulation (kernels/emulation_kernels.h, TMEM in
+// global memory) builds for it. It is absent from all_targets() and parse_target(), and the PTX IR
+// refuses every tcgen05 instruction on it.
+enum class Target { kSm100a, kSm100f, kSm103a, kSm103f, kSm110a, kSm110f, kSm90 };
 
 // Every target that accepts tcgen05.ld/st, in a fixed order (sm_100a first: the default).
 std::span<const Target> all_targets() noexcept;
@@ -26,7 +29,7 @@ std::string_view to_string(Target target) noexcept;  // "sm_100a"
 Result<Target> parse_target(std::string_view text);  // names the allowed set on failure
 
 // Lowest .version whose PTX this target accepts: 8.6 for sm_100a, 8.8 for sm_100f/sm_103a/sm_103f,
-// 9.0 for sm_110a/sm_110f (sm_101a was renamed sm_110a in PTX ISA 9.0).
+// 9.0 for sm_110a/sm_110f (sm_101a was renamed sm_110a in PTX ISA 9.0); 7.8 for sm_90.
 PtxVersion min_ptx_version(Target target) noexcept;
 
 // Compute capability of the devices that can load code for the target, e.g. 100 for sm_100a.
@@ -35,6 +38,8 @@ int compute_capability(Target target) noexcept;
 bool is_family_target(Target target) noexcept;
 // Whether code for `target` loads on a device of compute capability `cc` (e.g. 103 for 10.3):
 // sm_100a needs exactly 100; sm_100f accepts 100 and 103; sm_103f accepts 103 (TCGEN05.md §8).
+// sm_90 (emulation) accepts every cc >= 90: its cubin runs on 9.x, and on later devices the
+// emulation executor hands the driver the PTX, which it JIT-compiles for the device.
 bool runs_on(Target target, int cc) noexcept;
 
 }  // namespace tmem

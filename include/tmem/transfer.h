@@ -1,6 +1,7 @@
 // tmem::Scope and tmem::TransferSpec: what one tiled tcgen05.ld/st transfer is asked to do.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -45,6 +46,51 @@ class Scope {
   int value_;  // W for warp, 4 for warpgroup, NW for cta
 };
 
+// A 128-bit digest of what a TransferSpec means (TransferSpec::fingerprint).
+struct SpecFingerprint {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  friend bool operator==(const SpecFingerprint&, const SpecFingerprint&) = default;
+};
+
+namespace detail {
+// A value computed once from an immutable object and kept inside it: copies carry it, equality
+// ignores it (it is a function of the other members), and concurrent first uses may both compute
+// it (they store the same value).
+class FingerprintMemo {
+ public:
+  FingerprintMemo() = default;
+  FingerprintMemo(const FingerprintMemo& other) noexcept { copy_from(other); }
+  FingerprintMemo& operator=(const FingerprintMemo& other) noexcept {
+    if (this != &other) copy_from(other);
+    return *this;
+  }
+  bool get(SpecFingerprint& out) const noexcept {
+    if (!ready_.load(std::memory_order_acquire)) return false;
+    out = {lo_.load(std::memory_order_relaxed), hi_.load(std::memory_order_relaxed)};
+    return true;
+  }
+  void set(SpecFingerprint value) const noexcept {
+    lo_.store(value.lo, std::memory_order_relaxed);
+    hi_.store(value.hi, std::memory_order_relaxed);
+    ready_.store(true, std::memory_order_release);
+  }
+  friend bool operator==(const FingerprintMemo&, const FingerprintMemo&) noexcept { return true; }
+
+ private:
+  void copy_from(const FingerprintMemo& other) noexcept {
+    SpecFingerprint value;
+    if (other.get(value))
+      set(value);
+    else
+      ready_.store(false, std::memory_order_relaxed);
+  }
+  mutable std::atomic<std::uint64_t> lo_{0};
+  mutable std::atomic<std::uint64_t> hi_{0};
+  mutable std::atomic<bool> ready_{false};
+};
+}  // namespace detail
+
 // One transfer: the opcode, the scope, the TMEM operand view, the register operand view and, for
 // 16x32bx2, the second TMEM region and the immediate immHalfSplitoff (a TMEM address delta: lane
 // in bits 31:16, column in bits 15:0).
@@ -77,6 +123,15 @@ class TransferSpec {
   std::string to_json() const;
   // Stable over runs and platforms; equal specs have equal hashes.
   std::uint64_t hash() const noexcept;
+  // XXH3-128 of the spec's normal form: the opcode, the scope, the immediate and, per operand, its
+  // dtype, view shape, view digits and offset, the axes its layout names and its base layout
+  // canonicalized (Layout::canonicalize). Equal specs have equal fingerprints, and so do spellings
+  // of one transfer that differ only in spacing, in an equal factorization of a layout, or in how
+  // the view was built (the base tensor's shape does not enter). Specs with equal fingerprints
+  // get the same verdict from check() and the same code (only error texts quote the spelling).
+  // Stable over runs and platforms. Computed on first use and kept, so later calls (also on
+  // copies) cost two loads.
+  SpecFingerprint fingerprint() const;
   friend bool operator==(const TransferSpec&, const TransferSpec&) = default;
 
  private:
@@ -91,6 +146,7 @@ class TransferSpec {
   View regs_;
   std::optional<View> tmem2_;
   std::optional<std::int64_t> imm_;
+  detail::FingerprintMemo fingerprint_;  // equality ignores it
 };
 
 std::ostream& operator<<(std::ostream& os, const TransferSpec& spec);

@@ -39,7 +39,9 @@ struct Digit {
 // One entry of an index expression: an integer (drops the dim) or a half-open range (keeps it).
 struct Slice {
   static constexpr std::int64_t kToEnd = INT64_MAX;  // `end` of "a:": up to the dim's extent
-  static Slice at(std::int64_t index) { return {index, index + 1, false}; }
+  static Slice at(std::int64_t index) {
+    return {index, index < kToEnd ? index + 1 : kToEnd, false};  // no overflow at INT64_MAX
+  }
   static Slice range(std::int64_t begin, std::int64_t end = kToEnd) { return {begin, end, true}; }
   static Slice all() { return {0, kToEnd, true}; }
   std::int64_t begin = 0;

@@ -1,0 +1,40 @@
+// compile_transfer and warmup: a TransferSpec to a cached, lazily loaded Kernel (DESIGN.md §4).
+#pragma once
+
+#include <span>
+
+#include "tmem/compile.h"
+#include "tmem/kernel.h"
+#include "tmem/kernel_kind.h"
+#include "tmem/result.h"
+#include "tmem/transfer.h"
+
+namespace tmem {
+
+// The harness kernel `kind` of `spec`, compiled for options.target by options.backend and cached
+// in memory and on disk (docs/cache.md; configure with tmem/cache.h). On a miss: check(spec), build
+// the kernel, print its PTX, compile. The Kernel holds the cubin and the PTX; it loads into the
+// driver on first load() or launch(), so without a driver this still works (compile-only).
+//
+// * Cost: a hit on a TransferSpec object seen before (prebuilt), with options among the last four
+//   this thread used, allocates nothing and takes one shared lock; a new TransferSpec object pays
+//   its fingerprint once (TransferSpec::fingerprint); a disk hit reads one file; a miss costs the
+//   check and the compiler.
+// * Keys: equal-meaning specs share one entry (TransferSpec::fingerprint); the kind, the target,
+//   the resolved backend, the compile options and the compiler's version keep apart what differs.
+// * Errors: the spec's rule errors (kRule, ...), the compiler's (kToolchain, with log and PTX), and
+//   kUsage for options.backend == kNvrtc (the harness kernels are PTX; NVRTC compiles CUDA C++).
+//   Errors are not cached: the next call tries again.
+// * options.keep_dir writes files only when a compile runs; a hit writes nothing.
+// Thread-safe: concurrent calls for one key compile once, other keys compile in parallel.
+Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options = {},
+                                KernelKind kind = KernelKind::kRoundtrip);
+
+// compile_transfer for every spec, on up to std::thread::hardware_concurrency() threads, for
+// precompiling at startup. Specs with one key (equal, or equal in meaning) compile once. Returns
+// ok, or the error of the first failing spec (lowest index) with its index and opcode in the
+// message, its text in the details and, when others failed too, how many.
+Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options = {},
+              KernelKind kind = KernelKind::kRoundtrip);
+
+}  // namespace tmem

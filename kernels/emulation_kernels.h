@@ -1,0 +1,85 @@
+// GPU emulation of the harness kernels (DESIGN.md §4 "Emulation", issue 7 part 2): the tcgen05
+// kernels of kernels/transfer_kernels.h lowered to sm_90 PTX with TMEM emulated in global memory,
+// so spec -> PTX -> compile -> load -> launch -> read back runs on a GPU without tcgen05 (Hopper).
+//
+// The lowering rewrites only the tcgen05 instructions of the real kernel; control flow, the warp
+// that allocates, the barriers and every global access stay as they are, so the emulated kernel
+// has the same parameters and In/Out/Raw buffer layouts (kernels::launch_shape) plus one trailing
+// parameter `tmem_emu`: a u64 global pointer to an EmulationBuffer of one CTA.
+//
+//   tcgen05.alloc [dst], n      st.shared [dst], 0: the base address, lane 0 column 0 (one
+//                               allocation per CTA, so the free region starts at column 0)
+//   tcgen05.st / tcgen05.ld     one st.global / ld.global per TMEM cell of the native image
+//                               (tmem/image.h tmem_cells), unpack::16b: low 16 bits of each half,
+//                               upper 16 bits written as 0; pack::16b: low 16 bits of two cells
+//   tcgen05.wait::st / ::ld     membar.cta; bar.warp.sync -1
+//   tcgen05.fence::*            membar.cta
+//   tcgen05.dealloc             checks that the address is the one alloc returned
+//   tcgen05.relinquish          nothing (a comment)
+//
+// The per-lane part of each image is closed-form arithmetic on the lane id, derived from
+// tmem::image() bit by bit (every native image is additive over the lane bits; the lowering
+// checks that for all 32 lanes and every register, and fails with kInternal otherwise).
+// Every emulated access is checked against the rules the hardware enforces at run time (TCGEN05.md
+// §5 R16-R19: the warp's lane slab, the allocated columns): a violating access is skipped and
+// recorded in the thread's status slot, and check_emulation_status() turns it into an error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/ptx_ir.h"
+#include "tmem/kernel_kind.h"
+#include "tmem/plan.h"
+#include "tmem/result.h"
+
+namespace tmem::kernels {
+
+// The buffer behind `tmem_emu`, in u32 words: a status slot of two words per CTA thread (word 0:
+// 0, or the 1-based index of the violating instruction in EmulationKernel::checked; word 1: the
+// TMEM address it used), then the emulated TMEM, lane-major: word kEmuStatusWords + 512 * lane +
+// column. The host zeroes the status slots; TMEM starts with whatever the host puts there (real
+// TMEM holds garbage after alloc, so the executor poisons it).
+inline constexpr int kEmuLanes = 128;
+inline constexpr int kEmuColumns = 512;
+inline constexpr int kEmuMaxThreads = 1024;
+inline constexpr std::size_t kEmuStatusWords = 2 * kEmuMaxThreads;
+inline constexpr std::size_t kEmuTmemWords = std::size_t{kEmuLanes} * kEmuColumns;
+inline constexpr std::size_t kEmuBufferWords = kEmuStatusWords + kEmuTmemWords;
+
+// The name of the trailing kernel parameter.
+inline constexpr const char* kEmuParam = "tmem_emu";
+
+// One tcgen05 instruction whose emulation is checked at run time.
+struct EmulatedInstruction {
+  std::string text;       // "tcgen05.st.sync.aligned.32x32b.x64.b32" or "tcgen05.dealloc"
+  std::string function;   // the entry it is in
+  int body_index = 0;     // its index in the real function's body
+  bool access = true;     // ld/st (slab and column rule); false: dealloc (address rule)
+  int rows = 0;           // TMEM lanes of one access
+  int columns = 0;        // 32-bit TMEM columns of one access
+  int alloc_columns = 0;  // columns allocated when it runs
+};
+
+struct EmulationKernel {
+  ptx::Module module;                        // target sm_90, no tcgen05 instruction
+  std::vector<EmulatedInstruction> checked;  // status code k names checked[k - 1]
+};
+
+// Lowers a tcgen05 module (any target) as described above. Fails with kInternal on IR the
+// lowering does not know (a tcgen05.ld/st before any alloc, a native image that is not additive).
+Result<EmulationKernel> lower_to_emulation(const ptx::Module& module);
+
+// build_kernel(plan, kind) lowered: the harness kernel `kind` for sm_90. The Plan must come from
+// tmem::check.
+Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind);
+
+// Reads the status slots of a finished launch (kEmuStatusWords words, or fewer: the first
+// threads' slots). The first violation in thread order is a kRule error naming the instruction,
+// the thread and warp, the TMEM address and the rule it broke; none is success.
+Status check_emulation_status(const EmulationKernel& kernel, std::span<const std::uint32_t> status);
+
+}  // namespace tmem::kernels

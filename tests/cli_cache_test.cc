@@ -1,0 +1,195 @@
+// Tests of the cache through the tmemjit command: a second process gets a disk hit, --no-cache
+// and --cache-dir, `cache stats|clear`, and several processes filling one directory at once.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache_test_util.h"
+#include "cli_util.h"
+#include "runtime/disk_cache.h"
+#include "runtime/hash.h"
+#include "spec_fixtures.h"
+#include "tmem/opcode.h"
+
+namespace tmem {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+using tmemjit_test::run_cli;
+
+// The seed's SPEC arguments, with the views spelled as given.
+std::vector<std::string> seed_args(const tmemjit_test::SpecText& text) {
+  return {"--op", text.op, "--scope", text.scope, "--tmem", text.tmem, "--regs", text.regs};
+}
+
+template <class... Extra>
+tmemjit_test::CliResult compile(const tmemjit_test::SpecText& text, const Extra&... extra) {
+  const std::vector<std::string> s = seed_args(text);
+  return run_cli("compile", s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], extra...);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every file below <dir>/v1 decodes under the key its name spells; no temp file is left.
+size_t expect_only_valid_entries(const fs::path& dir) {
+  size_t entries = 0;
+  for (const auto& file : fs::recursive_directory_iterator(dir / "v1")) {
+    if (file.is_directory()) continue;
+    const std::string name = file.path().filename().string();
+    EXPECT_TRUE(name.ends_with(".bin") && name.size() == 34) << "stray file " << file.path();
+    if (!name.ends_with(".bin")) continue;
+    const std::optional<Key128> key =
+        Key128::parse_hex(file.path().parent_path().filename().string() + name.substr(0, 30));
+    EXPECT_TRUE(key.has_value()) << file.path();
+    if (!key) continue;
+    const Result<Payload> payload = decode_entry(*key, read_file(file.path()));
+    EXPECT_TRUE(payload.ok()) << file.path() << ": "
+                              << (payload.ok() ? "" : payload.error().message());
+    ++entries;
+  }
+  return entries;
+}
+
+TEST(CliCache, SecondProcessGetsADiskHit) {
+  TempDir dir;
+  const std::string root = dir.path().string();
+  const auto seed = tmemjit_test::seed_layout_b(true);
+  auto first = compile(seed, "--cache-dir", root, "--json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("cache: miss"), std::string::npos) << first.err;
+  const nlohmann::json a = nlohmann::json::parse(first.out);
+  EXPECT_EQ(a["cache"], "miss");
+  EXPECT_GT(a["compile_ms"].get<double>(), 0.0);
+
+  auto second = compile(seed, "--cache-dir", root, "--json");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("cache: disk hit"), std::string::npos) << second.err;
+  const nlohmann::json b = nlohmann::json::parse(second.out);
+  EXPECT_EQ(b["cache"], "disk hit");
+  EXPECT_EQ(b["key"], a["key"]);
+  EXPECT_EQ(b["cubin_bytes"], a["cubin_bytes"]);
+  EXPECT_EQ(b["compile_ms"].get<double>(), 0.0);
+
+  // The same transfer spelled differently (spacing, an equal factorization): the same entry.
+  tmemjit_test::SpecText respelled = seed;
+  respelled.regs = "tensor((64,128),S[(64,2,2,32):(1@tid_in_wg,64@tid_in_wg,32,1)],f32)" +
+                   tmemjit_test::kSeedRearrange;
+  auto third = compile(respelled, "--cache-dir", root);
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_NE(third.err.find("cache: disk hit"), std::string::npos) << third.err;
+  EXPECT_NE(third.out.find("from the cache (disk hit)"), std::string::npos) << third.out;
+
+  // --no-cache: compiled, nothing written.
+  auto off = compile(seed, "--no-cache", "--json");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(nlohmann::json::parse(off.out)["cache"], "off");
+  EXPECT_EQ(expect_only_valid_entries(dir.path()), 1u);
+
+  auto both = compile(seed, "--no-cache", "--cache-dir", root);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--no-cache and --cache-dir cannot be combined"), std::string::npos)
+      << both.err;
+}
+
+TEST(CliCache, StatsAndClear) {
+  TempDir dir;
+  const std::string root = dir.path().string();
+  ASSERT_EQ(compile(tmemjit_test::seed_layout_b(true), "--cache-dir", root).exit_code, 0);
+  ASSERT_EQ(compile(tmemjit_test::seed_layout_b(false), "--cache-dir", root).exit_code, 0);
+
+  auto stats = run_cli("cache", "stats", "--cache-dir", root, "--json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const nlohmann::json json = nlohmann::json::parse(stats.out);
+  EXPECT_EQ(json["ok"], true);
+  EXPECT_EQ(json["disk"]["dir"], (dir.path() / "v1").string());
+  EXPECT_EQ(json["disk"]["entries"], 2);
+  EXPECT_GT(json["disk"]["bytes"].get<uint64_t>(), 2 * kDiskHeaderBytes);
+  EXPECT_EQ(json["memory"]["hits"], 0);  // counters are per process
+
+  auto text = run_cli("cache", "stats", "--cache-dir", root);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("entries: 2"), std::string::npos) << text.out;
+
+  auto cleared = run_cli("cache", "clear", "--cache-dir", root);
+  ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+  EXPECT_NE(cleared.out.find("removed 2 entries"), std::string::npos) << cleared.out;
+  auto again = compile(tmemjit_test::seed_layout_b(true), "--cache-dir", root);
+  EXPECT_NE(again.err.find("cache: miss"), std::string::npos) << again.err;
+
+  EXPECT_EQ(run_cli("cache").exit_code, 2);
+  EXPECT_EQ(run_cli("cache", "purge").exit_code, 2);
+  EXPECT_EQ(run_cli("cache", "stats", "extra").exit_code, 2);
+}
+
+TEST(CliCache, UnwritableDirectoryStillCompilesWithOneWarning) {
+  TempDir dir;
+  std::ofstream(dir.path() / "a-file") << "not a directory";
+  auto result = compile(tmemjit_test::seed_layout_b(true), "--cache-dir",
+                        (dir.path() / "a-file" / "cache").string());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  size_t warnings = 0;
+  for (size_t at = result.err.find("warning:"); at != std::string::npos;
+       at = result.err.find("warning:", at + 1))
+    ++warnings;
+  EXPECT_EQ(warnings, 1u) << result.err;
+  EXPECT_NE(result.err.find("cache: miss"), std::string::npos) << result.err;
+}
+
+// Four processes at once, each compiling the same six specs in its own order into one directory.
+TEST(CliCache, SeveralProcessesFillingOneDirectoryLeaveOnlyValidEntries) {
+  TempDir dir;
+  std::vector<std::string> files;
+  for (const char* name :
+       {"tcgen05.st.sync.aligned.32x32b.x1.b32", "tcgen05.ld.sync.aligned.32x32b.x2.b32",
+        "tcgen05.st.sync.aligned.16x64b.x1.b32", "tcgen05.ld.sync.aligned.16x128b.x1.b32",
+        "tcgen05.st.sync.aligned.16x256b.x1.b32", "tcgen05.ld.sync.aligned.16x32bx2.x1.b32"}) {
+    const TransferSpec spec = tmemjit_test::identity_spec(Opcode::parse(name).value()).make();
+    files.push_back((dir.path() / ("spec" + std::to_string(files.size()) + ".json")).string());
+    std::ofstream(files.back()) << spec.to_json();
+  }
+  const std::string cache = (dir.path() / "cache").string();
+  std::string script;
+  for (int p = 0; p < 4; ++p) {
+    script += "(rc=0; for i in";
+    for (size_t n = 0; n < files.size(); ++n)
+      script += " " + std::to_string((n + static_cast<size_t>(p) * 5) % files.size());
+    script += "; do " + tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) + " compile --cache-dir " +
+              tmemjit_test::shell_quote(cache) + " --spec " +
+              tmemjit_test::shell_quote(dir.path().string()) + "/spec$i.json >/dev/null 2>>" +
+              tmemjit_test::shell_quote(dir.path().string()) + "/err" + std::to_string(p) +
+              " || rc=1; done; exit $rc) & ";
+  }
+  script += "fail=0; for job in $(jobs -p); do wait $job || fail=1; done; exit $fail";
+  const int status = std::system(("bash -c " + tmemjit_test::shell_quote(script)).c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << read_file(dir.path() / "err0") << read_file(dir.path() / "err1");
+  EXPECT_EQ(expect_only_valid_entries(cache), files.size());
+  // One cache line per compile; which process missed and which hit the disk depends on timing,
+  // but each entry was compiled by at least one of them.
+  size_t lines = 0, misses = 0;
+  for (int p = 0; p < 4; ++p) {
+    const std::string err = read_file(dir.path() / ("err" + std::to_string(p)));
+    for (size_t at = err.find("cache: "); at != std::string::npos; at = err.find("cache: ", at + 1))
+      ++lines;
+    for (size_t at = err.find("cache: miss"); at != std::string::npos;
+         at = err.find("cache: miss", at + 1))
+      ++misses;
+    EXPECT_EQ(err.find("error"), std::string::npos) << err;
+  }
+  EXPECT_EQ(lines, 4 * files.size());
+  EXPECT_GE(misses, files.size());
+}
+
+}  // namespace
+}  // namespace tmem

@@ -1,0 +1,45 @@
+// tmemjit run: random data through a transfer's harness kernels on a device, PASS or FAIL.
+#include <charconv>
+#include <iostream>
+
+#include "tmem/check.h"
+#include "tmem/run.h"
+#include "tools/cli.h"
+
+namespace tmemjit_cli {
+
+int cmd_run(const std::vector<std::string>& argv) {
+  std::vector<OptionSpec> options = with_cache_options(spec_options());
+  options.push_back({"--device", true});
+  options.push_back({"--seed", true});
+  auto args = parse_args(argv, options);
+  if (!args) return report(args.error(), false);
+  const bool json = args->json();
+  // The gpu and emu devices compile through the cache; the simulator ignores it.
+  if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
+  tmem::RunOptions run_options;
+  if (auto device = args->get("--device")) {
+    auto parsed = tmem::parse_device(*device);
+    if (!parsed) return report(parsed.error(), json);
+    run_options.device = *parsed;
+  }
+  if (auto seed = args->get("--seed")) {
+    const char* end = seed->data() + seed->size();
+    auto [ptr, ec] = std::from_chars(seed->data(), end, run_options.seed);
+    if (seed->empty() || ec != std::errc() || ptr != end)
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "--seed takes an unsigned 64-bit integer, not '" + *seed + "'"),
+                    json);
+  }
+  auto spec = spec_from_args(*args);
+  if (!spec) return report(spec.error(), json);
+  auto result = tmem::run_transfer(*spec, run_options);
+  if (!result) return report(result.error(), json);
+  if (json)
+    std::cout << result->to_json() << "\n";
+  else
+    std::cout << result->to_string();
+  return result->passed() ? kExitOk : kExitWrongData;
+}
+
+}  // namespace tmemjit_cli
