@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: the seed document's Layout B round trip through every stage libtmemjit has:
-# decode the opcodes, check and plan the transfer, synthesize PTX and compile it for sm_100a.
+# decode the opcodes, check and plan the transfer, synthesize PTX, compile it for sm_100a, and run
+# it on the best device available (a Blackwell GPU, else emulation on another GPU, else the CPU
+# simulator), ending with the round trip's PASS.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -32,22 +34,35 @@ echo
 echo "== 2. check and plan the Layout B store and load (warpgroup scope)"
 stage "check st" "$tmemjit" check --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}"
 stage "plan ld" "$tmemjit" plan --op tcgen05.ld.sync.aligned.32x32b.x64.b32 "${spec[@]}"
+echo "   --op auto on the two plain tiles picks the same instruction by itself:"
+stage "select" "$tmemjit" check --op auto --scope warpgroup --tmem 'tmem_datapath_layout("B",64,128)' \
+  --regs 'tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)'
 echo "== 3. synthesize the round-trip kernel (alloc -> st -> wait -> ld -> wait -> dealloc -> relinquish)"
 stage ptx "$tmemjit" ptx --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" >"$out/roundtrip.ptx"
 grep -E 'tcgen05\.(alloc|st|wait|ld|dealloc|relinquish)' "$out/roundtrip.ptx" | cut -c1-100
 echo
-echo "== 4. compile for sm_100a in-process (nvJitLink), and with ptxas for comparison"
-stage nvjitlink "$tmemjit" compile --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" -o "$out/roundtrip.cubin"
-stage ptxas "$tmemjit" compile --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" --backend ptxas
-echo "== 5. a layout that does not match the opcode is refused with the reason"
+echo "== 4. compile for sm_100a in-process (default route), then again from the disk cache"
+stage "compile (cold)" "$tmemjit" compile --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" \
+  --cache-dir "$out/cache" -o "$out/roundtrip.cubin"
+stage "compile (cached)" "$tmemjit" compile --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" \
+  --cache-dir "$out/cache" -o "$out/roundtrip.cubin"
+echo "== 5. run the round trip on the best device here (Blackwell GPU, else emulation on another GPU, else the simulator)"
+stage run "$tmemjit" run --op tcgen05.st.sync.aligned.32x32b.x64.b32 "${spec[@]}" --cache-dir "$out/cache" | tee "$out/run.txt"
+echo "== 6. a layout that does not match the opcode is refused with the reason"
 "$tmemjit" check --op tcgen05.st.sync.aligned.16x256b.x16.b32 "${spec[@]}" || echo "(exit $?: rejected as expected)"
 echo
-echo "== 6. the other seed examples: pack/unpack and the 16x32bx2 split"
-"$tmemjit" check --op tcgen05.st.sync.aligned.32x32b.x64.unpack::16b.b32 --scope warpgroup \
-  --tmem 'tensor((128,64,2), S[(128,64,2):(1@TLane,4@TCol,2@TCol)], f16).rearrange("(g r) c h -> g r c h", g=4)' \
-  --regs 'tensor((128,64), S[(128,64):(1@tid_in_wg,1)], b32).rearrange("(g r) c -> g r c", g=4)'
+echo "== 7. the other seed examples: pack/unpack and the 16x32bx2 split, checked and run"
+pack=(--op tcgen05.st.sync.aligned.32x32b.x64.unpack::16b.b32 --scope warpgroup
+      --tmem 'tensor((128,64,2), S[(128,64,2):(1@TLane,4@TCol,2@TCol)], f16).rearrange("(g r) c h -> g r c h", g=4)'
+      --regs 'tensor((128,64), S[(128,64):(1@tid_in_wg,1)], b32).rearrange("(g r) c -> g r c", g=4)')
+"$tmemjit" check "${pack[@]}"
+"$tmemjit" run "${pack[@]}" --cache-dir "$out/cache" | tail -n 1
 mem='tensor((128,16), S[(128,16):(1@TLane,1@TCol)], b32).rearrange("(g r) c -> g r c", g=4)'
-"$tmemjit" check --op tcgen05.ld.sync.aligned.16x32bx2.x4.b32 --scope warpgroup \
-  --tmem "$mem[:, :16, :4]" --tmem2 "$mem[:, 16:32, 8:12]" --imm $(((16 << 16) + 8)) \
-  --regs 'tensor((128,4), S[(128,4):(1@tid_in_wg,1)], b32).rearrange("(g a r) c -> g a r c", g=4, a=2)'
-echo "done: the seed's examples decode, check, plan, synthesize and compile for sm_100a"
+split=(--op tcgen05.ld.sync.aligned.16x32bx2.x4.b32 --scope warpgroup
+       --tmem "$mem[:, :16, :4]" --tmem2 "$mem[:, 16:32, 8:12]" --imm $(((16 << 16) + 8))
+       --regs 'tensor((128,4), S[(128,4):(1@tid_in_wg,1)], b32).rearrange("(g a r) c -> g a r c", g=4, a=2)')
+"$tmemjit" check "${split[@]}"
+"$tmemjit" run "${split[@]}" --cache-dir "$out/cache" | tail -n 1
+echo
+# The main job's verdict: the Layout B round trip's own PASS line from step 5.
+grep '^PASS:' "$out/run.txt" | sed 's/^PASS:/PASS: seed Layout B round trip,/'
