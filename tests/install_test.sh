@@ -10,3 +10,13 @@ cmake -S "$source_dir/tests/install_consumer" -B "$prefix/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$prefix/install" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
 LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" "$prefix/consumer/consumer"
+# The example application (examples/jit_transfer) against the same install: the seed's Layout B,
+# selected, compiled and run on the best device here (the simulator where there is no GPU).
+cmake -S "$source_dir/examples/jit_transfer" -B "$prefix/example" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix/install" >/dev/null
+cmake --build "$prefix/example" >/dev/null
+TMEMJIT_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" \
+  "$prefix/example/jit_transfer" 'tmem_datapath_layout("B",64,128)' \
+  'tensor((64,128), S[(64,2,64):(1@tid_in_wg,64@tid_in_wg,1)], f32)' | tee "$prefix/example.out"
+grep -q '^selected tcgen05.st.sync.aligned.32x32b.x64.b32' "$prefix/example.out"
+grep -q '^PASS' "$prefix/example.out"
