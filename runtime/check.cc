@@ -190,13 +190,19 @@ std::optional<Error> Checker::check_shapes() {
     return fail("shape", "the repeat axes of the second TMEM region differ from the first's", "tmem2", *spec.tmem2());
   repeat_count = 1;
   for (auto extent : repeat_shape) repeat_count *= extent;
-  // Each repeat is one instruction per warp; more than the register file could ever feed is a
-  // mistake, and bounding it bounds the checker's work by the transfer's size.
-  if (repeat_count * op.regs_per_thread() > 65536)
+  // Each repeat is one instruction per warp, and every (lane, register) of an instruction is its own
+  // TMEM cell: a warp's 32 lanes x 512 columns hold 512 register words per thread, so more can only
+  // re-read cells. The cap also bounds the element-by-element checker's work (and its hints') to
+  // 32 warps x 32 lanes x 512 x 2 halves per pass: a few hundred bytes of text once made it visit
+  // 67M elements (seconds) before it failed.
+  constexpr std::int64_t kMaxRegisterWords = kColumns;
+  if (repeat_count * op.regs_per_thread() > kMaxRegisterWords)
     return Error(ErrorCode::kLimit,
                  "limit: the transfer issues " + std::to_string(repeat_count) + " instructions of " +
-                     std::to_string(op.regs_per_thread()) + " registers per warp; at most 65536 register "
-                     "words per thread are supported",
+                     std::to_string(op.regs_per_thread()) + " registers per warp, " +
+                     std::to_string(repeat_count * op.regs_per_thread()) +
+                     " register words per thread; at most " + std::to_string(kMaxRegisterWords) +
+                     " fit a warp's 32 lanes x 512 columns of TMEM",
                  describe_operand("tmem", spec.tmem()));
   return std::nullopt;
 }

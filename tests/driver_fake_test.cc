@@ -29,7 +29,9 @@ struct FakeLaunch {
 // then hands the driver this already-loaded object, whose soname is libcuda.so.1.
 struct Fake {
   void* handle = nullptr;
-  const FakeLaunch* (*last_launch)() = nullptr;
+  // The hooks are called through their exact types (UBSan -fsanitize=function).
+  const void* (*last_launch_raw)() = nullptr;
+  const FakeLaunch* last_launch() const { return static_cast<const FakeLaunch*>(last_launch_raw()); }
   int (*legacy_calls)() = nullptr;
   int (*jit_target)() = nullptr;
   void* (*context)(int) = nullptr;
@@ -41,8 +43,8 @@ const Fake& fake() {
     Fake f;
     f.handle = ::dlopen(TMEMJIT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
     if (f.handle == nullptr) return f;
-    f.last_launch =
-        reinterpret_cast<const FakeLaunch* (*)()>(::dlsym(f.handle, "fake_cuda_last_launch"));
+    f.last_launch_raw =
+        reinterpret_cast<const void* (*)()>(::dlsym(f.handle, "fake_cuda_last_launch"));
     f.legacy_calls = reinterpret_cast<int (*)()>(::dlsym(f.handle, "fake_cuda_legacy_calls"));
     f.jit_target = reinterpret_cast<int (*)()>(::dlsym(f.handle, "fake_cuda_jit_target"));
     f.context = reinterpret_cast<void* (*)(int)>(::dlsym(f.handle, "fake_cuda_context"));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,8 @@ struct FakeKernel {
   std::string name;
   bool loaded_on[kDeviceCount] = {};
 };
-std::map<std::string, FakeKernel*> g_kernels;
+// Owned here, so the handles live until exit and LeakSanitizer sees no lost kernel.
+std::map<std::string, std::unique_ptr<FakeKernel>> g_kernels;
 
 struct FakeLink {
   int jit_target = -1;
@@ -68,16 +70,18 @@ FakeLaunch g_last_launch{};
 
 extern "C" {
 
-__attribute__((visibility("default"))) const FakeLaunch* fake_cuda_last_launch() {
+__attribute__((visibility("default"))) const void* fake_cuda_last_launch() {
   return &g_last_launch;
 }
 __attribute__((visibility("default"))) int fake_cuda_legacy_calls() { return g_legacy_calls; }
 __attribute__((visibility("default"))) int fake_cuda_jit_target() { return g_jit_target; }
-__attribute__((visibility("default"))) CUcontext fake_cuda_context(int ordinal) {
-  return reinterpret_cast<CUcontext>(&g_contexts[ordinal]);
+// The context hooks take and return void*, the exact type the tests dlsym them as: a call through
+// another function type is undefined behaviour (UBSan -fsanitize=function flags it).
+__attribute__((visibility("default"))) void* fake_cuda_context(int ordinal) {
+  return &g_contexts[ordinal];
 }
-__attribute__((visibility("default"))) void fake_cuda_set_current(CUcontext context) {
-  t_current = context;
+__attribute__((visibility("default"))) void fake_cuda_set_current(void* context) {
+  t_current = static_cast<CUcontext>(context);
 }
 
 CUresult cuGetErrorName(CUresult error, const char** name) {
@@ -229,9 +233,9 @@ CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* nam
   auto* fake = reinterpret_cast<FakeLibrary*>(library);
   for (const std::string& candidate : fake->kernels) {
     if (candidate == name) {
-      FakeKernel*& entry = g_kernels[candidate];
-      if (entry == nullptr) entry = new FakeKernel{candidate};
-      *kernel = reinterpret_cast<CUkernel>(entry);
+      std::unique_ptr<FakeKernel>& entry = g_kernels[candidate];
+      if (entry == nullptr) entry.reset(new FakeKernel{candidate});
+      *kernel = reinterpret_cast<CUkernel>(entry.get());
       return CUDA_SUCCESS;
     }
   }

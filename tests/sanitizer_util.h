@@ -1,0 +1,12 @@
+// Which sanitizer a test binary is built with (scripts/sanitize.sh), for the few tests that must
+// adapt: TSan's runtime defines operator new itself, so a test cannot replace it to count
+// allocations.
+#pragma once
+
+#if defined(__SANITIZE_THREAD__)
+#define TMEMJIT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TMEMJIT_TSAN 1
+#endif
+#endif
