@@ -75,8 +75,8 @@ void BM_BareXxh3MapLookup(benchmark::State& state) {
       return XXH128_isEqual(a, b) != 0;
     }
   };
-  // Arg 0: the spec's canonical text as the key; arg 1: a 56-byte record, as compile_transfer
-  // hashes.
+  // Arg 0: the spec's canonical text as the key; arg 1: a 56-byte record, the size of
+  // compile_transfer's key record (which it hashes on a miss only).
   const std::string text = state.range(0) == 0 ? seed_spec().to_string() : std::string(56, 'k');
   std::unordered_map<XXH128_hash_t, std::shared_ptr<const std::string>, Hash128, Eq128> map;
   for (int i = 0; i < 64; ++i) {

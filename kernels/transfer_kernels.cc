@@ -80,7 +80,9 @@ struct Builder {
     Label skip = f->new_label(fill ? "skip_fill" : "skip_dump");
     Reg not_raw_warp = f->new_reg(RegClass::kPred);
     f->emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, not_raw_warp, warp, Operand::imm(4)));
-    f->emit(Instruction::bra(skip, not_raw_warp, false, true));
+    // Plain bra before the dump's loads, bra.uni before the fill's stores: the smaller SASS with
+    // ptxas 13.0 (bench/codegen_report: 128 B less per store kernel; .uni is 128 B smaller for fill).
+    f->emit(Instruction::bra(skip, not_raw_warp, false, /*uniform=*/fill));
     Reg lane_row = row_address(raw, tid, shape.raw_columns);  // tid < 128 = TMEM lane of this thread
     Reg slab = f->new_reg(RegClass::kB32), lanes = f->new_reg(RegClass::kB32);
     f->emit(Instruction::shl(Type::kB32, slab, warp, Operand::imm(21)));
@@ -132,9 +134,11 @@ struct Builder {
     f->emit(Instruction::shr(Type::kU32, warp, tid, Operand::imm(5)));  // %warpid is not stable
     f->emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, not_warp0, warp, Operand::imm(0)));
 
-    // Warp 0 allocates (cta_group::1: one warp of the CTA, TCGEN05.md §6).
+    // Warp 0 allocates (cta_group::1: one warp of the CTA, TCGEN05.md §6). A plain bra (uniform
+    // all the same): after bra.uni, ptxas 13.0 wraps the allocation in an ELECT loop, 128 to 2300
+    // bytes more SASS per kernel (bench/codegen_report, docs/benchmarks.md).
     after_alloc = f->new_label("after_alloc");
-    f->emit(Instruction::bra(after_alloc, not_warp0, false, true));
+    f->emit(Instruction::bra(after_alloc, not_warp0));
     f->emit(Instruction::tcgen05_alloc(Operand::addr(smem), Operand::imm(plan.alloc_columns)));
     f->place(after_alloc);
     cta_handoff();
@@ -150,14 +154,22 @@ struct Builder {
         for (int slot : step.slots)
           if (!slot_regs.count(slot)) slot_regs.emplace(slot, Reg{});
       for (auto& [slot, reg] : slot_regs) reg = f->new_reg(RegClass::kB32);
-      // Only the scope's warps transfer; the others go straight to the closing barrier.
-      after_transfer = f->new_label("after_transfer");
-      not_participant = f->new_reg(RegClass::kPred);
-      if (plan.scope.kind() == Scope::Kind::kWarp)
-        f->emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, not_participant, warp, Operand::imm(plan.scope.warp_id())));
-      else
-        f->emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, not_participant, warp, Operand::imm(plan.warps())));
-      f->emit(Instruction::bra(after_transfer, not_participant, false, true));
+      // Only the scope's warps transfer; the others go straight to the closing barrier. Where
+      // every warp the launch shape (.maxntid) admits participates, the branch is dead but ptxas
+      // keeps it (it does not bound %tid.x by .maxntid): 16 SASS instructions for the seed.
+      const int launched_warps = shape.threads / 32;
+      const bool all_participate = plan.scope.kind() == Scope::Kind::kWarp
+                                       ? launched_warps == 1 && plan.scope.warp_id() == 0
+                                       : launched_warps <= plan.warps();
+      if (!all_participate) {
+        after_transfer = f->new_label("after_transfer");
+        not_participant = f->new_reg(RegClass::kPred);
+        if (plan.scope.kind() == Scope::Kind::kWarp)
+          f->emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, not_participant, warp, Operand::imm(plan.scope.warp_id())));
+        else
+          f->emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, not_participant, warp, Operand::imm(plan.warps())));
+        f->emit(Instruction::bra(after_transfer, not_participant, false, true));
+      }
       Reg warp_base = warp_address_base();
       if (kind != KernelKind::kLoad) {
         move_slots(row_address(first, tid, shape.slots), /*load=*/true);
@@ -167,7 +179,7 @@ struct Builder {
         transfer(/*store=*/false, warp_base);
         move_slots(row_address(second, tid, shape.slots), /*load=*/false);
       }
-      f->place(after_transfer);
+      if (!all_participate) f->place(after_transfer);
     }
     if (kind == KernelKind::kStore || kind == KernelKind::kFill) {
       cta_handoff();

@@ -145,12 +145,29 @@ Key128 key_of(const SpecFingerprint& spec, KernelKind kind, const Key128& contex
   return hash128(record);
 }
 
+// What identifies an entry in the table of Kernel handles: the parts the cache key is hashed
+// from, compared as they are, so that a hit never computes the key's XXH3 (only a miss does).
+struct HitKey {
+  SpecFingerprint spec;
+  Key128 context;
+  KernelKind kind;
+  friend bool operator==(const HitKey&, const HitKey&) = default;
+};
+
+struct HitKeyHash {
+  // The fingerprint and the digest are uniform hashes already: mixing their low halves suffices.
+  size_t operator()(const HitKey& key) const noexcept {
+    return static_cast<size_t>(key.spec.lo ^ (key.context.lo * 0x9E3779B97F4A7C15ull) ^
+                               static_cast<uint64_t>(key.kind));
+  }
+};
+
 // The Kernel handle of each entry, so that a hit hands out the same handle (one module load per
 // entry and process) without allocating. It mirrors ModuleCache's memory: a handle is only
 // returned while the cache's generation is the one it was stored under.
 class KernelTable {
  public:
-  std::shared_ptr<Kernel::Impl> find(const Key128& key, uint64_t generation) const noexcept {
+  std::shared_ptr<Kernel::Impl> find(const HitKey& key, uint64_t generation) const noexcept {
     std::shared_lock lock(mutex_);
     if (generation != generation_) return nullptr;
     const auto it = kernels_.find(key);
@@ -160,7 +177,7 @@ class KernelTable {
   // Stores `kernel` unless the key has one (then returns that one). `generation` is the cache's
   // generation read before the lookup that produced the payload: a newer table (the cache was
   // cleared meanwhile) is left alone.
-  Kernel insert(const Key128& key, uint64_t generation, Kernel kernel,
+  Kernel insert(const HitKey& key, uint64_t generation, Kernel kernel,
                 std::shared_ptr<Kernel::Impl> impl) {
     std::unique_lock lock(mutex_);
     if (generation > generation_) {
@@ -175,7 +192,7 @@ class KernelTable {
  private:
   mutable std::shared_mutex mutex_;
   uint64_t generation_ = 0;
-  std::unordered_map<Key128, std::shared_ptr<Kernel::Impl>, Key128Hash> kernels_;
+  std::unordered_map<HitKey, std::shared_ptr<Kernel::Impl>, HitKeyHash> kernels_;
 };
 
 KernelTable& kernel_table() {
@@ -220,8 +237,8 @@ Result<Payload> compile_payload(const TransferSpec& spec, const CompileOptions& 
 }
 
 Result<Kernel> compile_slow(const TransferSpec& spec, const CompileOptions& options,
-                            KernelKind kind, const Context& context, const Key128& key,
-                            TransferCompileReport* report) {
+                            KernelKind kind, const Context& context, const HitKey& hit_key,
+                            const Key128& key, TransferCompileReport* report) {
   ModuleCache& cache = module_cache();
   const uint64_t generation = cache.generation();
   const Backend backend = context.backend;
@@ -245,7 +262,7 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const CompileOptions& opti
   auto impl = std::make_shared<Kernel::Impl>(kernels::kernel_name(kind), options.target, *payload);
   Kernel kernel(impl);
   if (lookup == ModuleCache::Lookup::kUncached) return kernel;
-  return kernel_table().insert(key, generation, std::move(kernel), std::move(impl));
+  return kernel_table().insert(hit_key, generation, std::move(kernel), std::move(impl));
 }
 
 std::string version_text(std::string_view backend, std::optional<std::string> version) {
@@ -350,16 +367,14 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
                                          KernelKind kind, TransferCompileReport* report) {
   Result<const Context*> context = context_of(options);
   if (!context.ok()) return std::move(context).error();
-  const Key128 key = key_of(spec.fingerprint(), kind, (*context)->digest);
-  if (report != nullptr) {
-    report->key = key;
-    report->backend = (*context)->backend;
-  }
+  const HitKey hit_key{spec.fingerprint(), (*context)->digest, kind};
   ModuleCache& cache = module_cache();
   if (cache.enabled()) {
-    if (std::shared_ptr<Kernel::Impl> hit = kernel_table().find(key, cache.generation())) {
+    if (std::shared_ptr<Kernel::Impl> hit = kernel_table().find(hit_key, cache.generation())) {
       cache.count_hit();
       if (report != nullptr) {
+        report->key = key_of(hit_key.spec, kind, hit_key.context);
+        report->backend = (*context)->backend;
         report->lookup = ModuleCache::Lookup::kMemoryHit;
         report->compile_ms = 0;
         report->log = log_of(hit->payload());
@@ -367,7 +382,13 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
       return Kernel(std::move(hit));
     }
   }
-  return compile_slow(spec, options, kind, **context, key, report);
+  // The cache key's XXH3 is computed only here: memory and disk caches are keyed by it.
+  const Key128 key = key_of(hit_key.spec, kind, hit_key.context);
+  if (report != nullptr) {
+    report->key = key;
+    report->backend = (*context)->backend;
+  }
+  return compile_slow(spec, options, kind, **context, hit_key, key, report);
 }
 
 Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
