@@ -57,7 +57,7 @@ run_asan() {
 run_tsan() {
   local dir=${TMEMJIT_TSAN_BUILD_DIR:-$TMEMJIT_ROOT/build-tsan}
   # A suite that replaces operator new must guard it with tests/sanitizer_util.h to build here.
-  local suites=(memory_cache_test cache_test disk_cache_test)
+  local suites=(memory_cache_test cache_test disk_cache_test compile_transfer_test)
   tmemjit_log "TSan: building $dir (${suites[*]})"
   sanitized_build "$dir" thread OFF tmemjit tmemjit_cli "${suites[@]}"
   tmemjit_log "TSan: running the concurrency tests"
