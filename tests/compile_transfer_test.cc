@@ -347,6 +347,28 @@ TEST_F(CompileTransfer, CorruptAndTruncatedEntriesAreRecompiledAndReplaced) {
 }
 
 // A cache root no one can create (below a regular file): works from memory, warns once.
+// Issue 9: an entry file replaced by a whole, valid entry of another key (a copy gone wrong, a
+// hash collision in the file name) is a miss for this key, never the other kernel.
+TEST_F(CompileTransfer, AnEntryOfAnotherKeyIsNotServed) {
+  const TransferSpec spec = seed();
+  const TransferSpec other = tmemjit_test::seed_pack(true).make();
+  Result<Kernel> own = compile_transfer(spec);
+  Result<Kernel> foreign = compile_transfer(other);
+  ASSERT_TRUE(own.ok() && foreign.ok());
+  const std::vector<char> own_cubin(own->cubin().begin(), own->cubin().end());
+  ASSERT_NE(std::vector<char>(foreign->cubin().begin(), foreign->cubin().end()), own_cubin);
+  const fs::path path = entry_path(spec);
+  write_file(path, read_file(entry_path(other)));  // a valid entry, for the other key
+  ASSERT_TRUE(clear_cache(false).ok());
+  reset_cache_stats();
+  TransferCompileReport report;
+  Result<Kernel> kernel = compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(report.lookup, ModuleCache::Lookup::kCompiled);
+  EXPECT_EQ(std::vector<char>(kernel->cubin().begin(), kernel->cubin().end()), own_cubin);
+  EXPECT_TRUE(decode_entry(transfer_cache_key(spec, {}, KernelKind::kRoundtrip).value(), read_file(path)).ok());
+}
+
 TEST_F(CompileTransfer, UnwritableCacheDirectoryWorksWithOneWarning) {
   write_file(dir_.path() / "a-file", "not a directory");
   use_dir(dir_.path() / "a-file" / "cache");
