@@ -87,6 +87,10 @@ std::string result_text(const Api& api, CUresult result) {
   std::string message =
       name != nullptr ? name : "CUDA error " + std::to_string(static_cast<int>(result));
   if (text != nullptr) message += std::string(": ") + text;
+  // The one fault a user fixes outside the program: code newer than the installed driver.
+  if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+    message += " (the NVIDIA driver is older than the CUDA toolkit that produced this code; "
+               "update the driver)";
   return message;
 }
 

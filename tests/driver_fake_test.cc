@@ -171,6 +171,21 @@ TEST_F(FakeDriver, LoadErrorsCarryTheCallAndTheCudaError) {
             "'nope')");
 }
 
+// Issue 9: a driver too old for the code says so and what to do, as a kDriver error.
+TEST_F(FakeDriver, ADriverTooOldForTheCodeSaysSo) {
+  make_current(1);
+  auto newer = std::make_shared<Payload>();
+  const std::string text = "FAKENEWER";
+  newer->blob.assign(text.begin(), text.end());
+  newer->blob.push_back('\0');
+  Status load = make_kernel("k", Target::kSm100a, newer).load();
+  ASSERT_FALSE(load.ok());
+  EXPECT_EQ(load.error().code(), ErrorCode::kDriver);
+  EXPECT_EQ(load.error().message(),
+            "cuLibraryLoadData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION: fake error (the NVIDIA driver is older "
+            "than the CUDA toolkit that produced this code; update the driver)");
+}
+
 TEST_F(FakeDriver, DeviceBufferRoundTripUsesVersionedSymbols) {
   make_current(1);
   Result<driver::DeviceBuffer> buffer = driver::DeviceBuffer::alloc(64);

@@ -107,6 +107,9 @@ CUresult cuGetErrorName(CUresult error, const char** name) {
     case CUDA_ERROR_INVALID_PTX:
       *name = "CUDA_ERROR_INVALID_PTX";
       return CUDA_SUCCESS;
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+      *name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+      return CUDA_SUCCESS;
     default:
       return CUDA_ERROR_INVALID_VALUE;
   }
@@ -210,6 +213,8 @@ CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, 
                            CUlibraryOption*, void**, unsigned) {
   if (CUresult r = need_init()) return r;
   const char* text = static_cast<const char*>(code);
+  // "FAKENEWER": code from a toolkit newer than this driver.
+  if (std::strncmp(text, "FAKENEWER", 9) == 0) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
   if (std::strncmp(text, "FAKECUBIN:", 10) != 0) return CUDA_ERROR_INVALID_IMAGE;
   auto* fake = new FakeLibrary;
   std::string names = text + 10;
