@@ -36,6 +36,12 @@ tmemjit_test::CliResult compile(const tmemjit_test::SpecText& text, const Extra&
   return run_cli("compile", s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], extra...);
 }
 
+size_t count_of(const std::string& text, const std::string& word) {
+  size_t count = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
+  return count;
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -189,6 +195,27 @@ TEST(CliCache, SeveralProcessesFillingOneDirectoryLeaveOnlyValidEntries) {
   }
   EXPECT_EQ(lines, 4 * files.size());
   EXPECT_GE(misses, files.size());
+}
+
+// Issue 9: a full disk. RLIMIT_FSIZE (SIGXFSZ ignored) makes every write past 4 KiB fail the way
+// ENOSPC does; the entry write fails, the compile still succeeds from memory with one warning, and
+// no partial file is left behind.
+TEST(CliCache, AFullDiskDegradesToMemoryWithOneWarning) {
+  TempDir dir;
+  const std::vector<std::string> s = seed_args(tmemjit_test::seed_layout_b(true));
+  std::string command = "trap '' XFSZ; ulimit -f 4; " + tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) +
+                        " compile --cache-dir " + tmemjit_test::shell_quote((dir.path() / "cache").string());
+  for (const std::string& arg : s) command += " " + tmemjit_test::shell_quote(arg);
+  command += " >/dev/null 2>" + tmemjit_test::shell_quote((dir.path() / "err").string());
+  const int status = std::system(("bash -c " + tmemjit_test::shell_quote(command)).c_str());
+  const std::string err = read_file(dir.path() / "err");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << err;
+  EXPECT_EQ(count_of(err, "warning: disk cache disabled"), 1u) << err;
+  EXPECT_NE(err.find("caching in memory only"), std::string::npos) << err;
+  size_t files = 0;
+  for (const auto& file : fs::recursive_directory_iterator(dir.path() / "cache"))
+    files += file.is_regular_file();
+  EXPECT_EQ(files, 0u) << "a failed write left a file behind";
 }
 
 // The six specs of the multi-process tests, one JSON file each in `dir`.
