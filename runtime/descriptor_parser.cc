@@ -333,26 +333,14 @@ bool DescriptorParser::datapath_call(std::optional<View>& out, size_t start) {
   size_t content = 0;
   if (!string_literal(letter, content)) return false;
   std::int64_t rows = 0, cols = 0, sub_slab = 0;
-  bool has_sub_slab = false;
   DType dtype = DType::kF32;
   if (!expect(',', "after the letter") || !integer(rows, "rows") || !expect(',', "after rows") ||
       !integer(cols, "cols"))
     return false;
-  while (accept(',')) {
-    skip_space();
-    const size_t at = pos_;
-    std::string key;
-    if (!identifier(key) || (key != "sub_slab" && key != "dtype"))
-      return fail(at, "expected 'sub_slab=' or 'dtype=', found " +
-                          (key.empty() ? describe_here() : "'" + key + "'"));
-    if (!expect('=', "after '" + key + "'")) return false;
-    if (key == "sub_slab") {
-      if (!integer(sub_slab, "the sub_slab value", true)) return false;
-      has_sub_slab = true;
-    } else if (!dtype_value(dtype)) {
-      return false;
-    }
-  }
+  std::optional<std::int64_t> sub_slab_value;
+  if (!keyword_args("sub_slab", sub_slab_value, dtype)) return false;
+  const bool has_sub_slab = sub_slab_value.has_value();
+  if (has_sub_slab) sub_slab = *sub_slab_value;
   if (!expect(')', "to close 'tmem_datapath_layout('")) return false;
   auto tensor = tmem_datapath_layout(letter, rows, cols, sub_slab, dtype);
   if (!tensor) return fail_with(start, tensor.error());
@@ -364,27 +352,34 @@ bool DescriptorParser::datapath_call(std::optional<View>& out, size_t start) {
   return true;
 }
 
-bool DescriptorParser::wg_local_call(std::optional<View>& out, size_t start) {
-  if (!expect('(', "after 'wg_local_layout'")) return false;
-  std::int64_t cols = 0, rows_value = 0;
-  std::optional<std::int64_t> rows;
-  DType dtype = DType::kF32;
-  if (!integer(cols, "cols")) return false;
+bool DescriptorParser::keyword_args(const std::string& int_key, std::optional<std::int64_t>& int_value,
+                                    DType& dtype) {
   while (accept(',')) {
     skip_space();
     const size_t at = pos_;
     std::string key;
-    if (!identifier(key) || (key != "rows" && key != "dtype"))
-      return fail(at, "expected 'rows=' or 'dtype=', found " +
+    if (!identifier(key) || (key != int_key && key != "dtype"))
+      return fail(at, "expected '" + int_key + "=' or 'dtype=', found " +
                           (key.empty() ? describe_here() : "'" + key + "'"));
     if (!expect('=', "after '" + key + "'")) return false;
-    if (key == "rows") {
-      if (!integer(rows_value, "the rows value", true)) return false;
-      rows = rows_value;
+    if (key == int_key) {
+      std::int64_t value = 0;
+      if (!integer(value, "the " + int_key + " value", true)) return false;
+      int_value = value;
     } else if (!dtype_value(dtype)) {
       return false;
     }
   }
+  return true;
+}
+
+bool DescriptorParser::wg_local_call(std::optional<View>& out, size_t start) {
+  if (!expect('(', "after 'wg_local_layout'")) return false;
+  std::int64_t cols = 0;
+  std::optional<std::int64_t> rows;
+  DType dtype = DType::kF32;
+  if (!integer(cols, "cols")) return false;
+  if (!keyword_args("rows", rows, dtype)) return false;
   if (!expect(')', "to close 'wg_local_layout('")) return false;
   auto tensor = wg_local_layout(cols, rows, dtype);
   if (!tensor) return fail_with(start, tensor.error());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -25,34 +26,11 @@ inline std::string shell_quote(const std::string& word) {
   return quoted + "'";
 }
 
-// Runs `tmemjit ARGS...`; arguments are shell-quoted so layouts and specs pass unchanged.
-template <class... Args>
-CliResult run_cli(const Args&... args) {
-  static int counter = 0;
-  std::string base = "/tmp/tmemjit_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-  std::string command = shell_quote(TMEMJIT_CLI_PATH);
-  ((command += " " + shell_quote(std::string(args))), ...);
-  command += " >" + base + ".out 2>" + base + ".err";
-  int status = std::system(command.c_str());
-  CliResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    std::remove(path.c_str());
-    return buffer.str();
-  };
-  result.out = slurp(base + ".out");
-  result.err = slurp(base + ".err");
-  return result;
-}
-
-// Runs `tmemjit ARGV...` with an argument list built at run time.
+// Runs `tmemjit ARGV...` with an argument list built at run time; arguments are shell-quoted so
+// layouts and specs pass unchanged.
 inline CliResult run_cli_argv(const std::vector<std::string>& argv) {
-  static int counter = 0;
-  const std::string base =
-      "/tmp/tmemjit_cli_argv_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  static std::atomic<int> counter{0};  // one sequence for every caller: output files never collide
+  const std::string base = "/tmp/tmemjit_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   std::string command = shell_quote(TMEMJIT_CLI_PATH);
   for (const std::string& arg : argv) command += " " + shell_quote(arg);
   command += " >" + base + ".out 2>" + base + ".err";
@@ -69,6 +47,12 @@ inline CliResult run_cli_argv(const std::vector<std::string>& argv) {
   result.out = slurp(base + ".out");
   result.err = slurp(base + ".err");
   return result;
+}
+
+// Runs `tmemjit ARGS...`.
+template <class... Args>
+CliResult run_cli(const Args&... args) {
+  return run_cli_argv({std::string(args)...});
 }
 
 }  // namespace tmemjit_test

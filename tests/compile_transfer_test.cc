@@ -28,29 +28,9 @@
 #include "tmem/jit.h"
 #include "tmem/opcode.h"
 
-// Counts this thread's allocations, to pin "a hit on a prebuilt spec does no allocation". GCC
-// flags free() of operator new's memory wherever it inlines these; both sides are malloc/free.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-thread_local size_t t_allocations = 0;
-}  // namespace
+#include "allocation_counter.h"
 
-#ifndef TMEMJIT_TSAN  // TSan's runtime owns operator new; the allocation test skips there
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
+using tmemjit_test::t_allocations;
 
 namespace tmem {
 namespace {
@@ -306,7 +286,9 @@ TEST_F(CompileTransfer, SixteenThreadsMixHitsMissesAndInvalidSpecs) {
   EXPECT_EQ(rejected.load(), expected_rejections);
   for (size_t i = 0; i < jobs.size(); ++i)
     for (int t = 1; t < kThreads; ++t)
-      if (seen[t][i] && seen[0][i]) ASSERT_EQ(seen[t][i], seen[0][i]) << "job " << i << " thread " << t;
+      if (seen[t][i] && seen[0][i]) {
+        ASSERT_EQ(seen[t][i], seen[0][i]) << "job " << i << " thread " << t;
+      }
   const CacheStats stats = cache_stats();
   EXPECT_EQ(stats.entries, jobs.size());  // the invalid spec left nothing behind
   EXPECT_EQ(stats.disk_writes, jobs.size());

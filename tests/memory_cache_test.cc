@@ -19,29 +19,9 @@
 #include "runtime/cache.h"
 #include "sanitizer_util.h"
 
-// Counts this thread's allocations, to pin "a hit does no allocation". GCC flags free() of
-// operator new's memory wherever it inlines these replacements; here both sides are malloc/free.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-thread_local size_t t_allocations = 0;
-}  // namespace
+#include "allocation_counter.h"
 
-#ifndef TMEMJIT_TSAN  // TSan's runtime owns operator new; the two tests below skip there
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
+using tmemjit_test::t_allocations;
 
 namespace tmem {
 namespace {

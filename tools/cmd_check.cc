@@ -13,18 +13,22 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
   auto args = parse_args(argv, spec_options());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
-  auto spec = spec_from_args(*args);
-  if (!spec) return report(spec.error(), json);
-  auto plan = tmem::check(*spec);
-  if (!plan) return report(plan.error(), json);
-  // --explain with --op auto: every form tried and why it won or lost (selection runs again; it
-  // is a few milliseconds and keeps spec_from_args one path).
+  // --explain with --op auto keeps the whole selection (every form tried and why it won or
+  // lost); otherwise the spec alone.
   std::optional<tmem::Selection> selection;
+  std::optional<tmem::TransferSpec> spec;
   if (args->has("--explain")) {
     auto selected = selection_from_args(*args);
     if (!selected) return report(selected.error(), json);
     selection = std::move(*selected);
+    spec = selection->spec;
+  } else {
+    auto parsed = spec_from_args(*args);
+    if (!parsed) return report(parsed.error(), json);
+    spec = std::move(*parsed);
   }
+  auto plan = selection ? tmem::Result<tmem::Plan>(selection->plan) : tmem::check(*spec);
+  if (!plan) return report(plan.error(), json);
   if (json) {
     auto out = nlohmann::json::parse(plan->to_json(full));
     if (selection) {
