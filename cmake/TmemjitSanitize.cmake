@@ -10,9 +10,10 @@
 set(TMEMJIT_SANITIZE "" CACHE STRING "Sanitizers for every target: address;undefined, thread or empty")
 option(TMEMJIT_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
 
-# CUDA::nvrtc carries the libcuda stub (FindCUDAToolkit); Debian's gcc links with --as-needed and
-# drops it, clang does not, and a NEEDED libcuda.so.1 would keep the library (which dlopens the
-# driver lazily, DESIGN.md §4) and its tests from starting where no driver is installed.
+# FindCUDAToolkit's targets can carry the libcuda stub (CUDA::nvrtc does); Debian's gcc
+# links with --as-needed and drops it, clang does not, and a NEEDED libcuda.so.1 would keep a
+# program from starting where no driver is installed (libtmemjit dlopens the driver lazily,
+# DESIGN.md §4).
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   add_link_options(LINKER:--as-needed)
 endif()

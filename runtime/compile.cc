@@ -2,14 +2,13 @@
 // driver's JIT, NVRTC for CUDA C++.
 #include "runtime/compile.h"
 
-#include <nvJitLink.h>
-#include <nvrtc.h>
 #ifdef TMEMJIT_HAVE_NVPTXCOMPILER
 #include <nvPTXCompiler.h>
 #endif
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -17,6 +16,8 @@
 
 #include "runtime/driver.h"
 #include "runtime/hash.h"
+#include "runtime/nvjitlink_library.h"
+#include "runtime/nvrtc_library.h"
 #include "runtime/sass.h"
 #include "runtime/subprocess.h"
 
@@ -129,23 +130,24 @@ const char* nvjitlink_result_name(nvJitLinkResult r) {
 }
 
 struct LinkHandleDeleter {
+  const nvjitlink::Api* api;
   void operator()(nvJitLinkHandle* handle) const {
-    if (*handle != nullptr) nvJitLinkDestroy(handle);
+    if (*handle != nullptr) api->destroy(handle);
     delete handle;
   }
 };
 
-std::string nvjitlink_logs(nvJitLinkHandle handle, bool want_error) {
+std::string nvjitlink_logs(const nvjitlink::Api& api, nvJitLinkHandle handle, bool want_error) {
   size_t size = 0;
   std::string log;
   if (want_error) {
-    if (nvJitLinkGetErrorLogSize(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
+    if (api.get_error_log_size(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
       log.resize(size);
-      nvJitLinkGetErrorLog(handle, log.data());
+      api.get_error_log(handle, log.data());
     }
-  } else if (nvJitLinkGetInfoLogSize(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
+  } else if (api.get_info_log_size(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
     log.resize(size);
-    nvJitLinkGetInfoLog(handle, log.data());
+    api.get_info_log(handle, log.data());
   }
   while (!log.empty() && log.back() == '\0') log.pop_back();
   return log;
@@ -153,33 +155,38 @@ std::string nvjitlink_logs(nvJitLinkHandle handle, bool want_error) {
 
 Result<CompiledModule> nvjitlink_compile(const std::string& ptx, const CompileOptions& options) {
   const std::vector<std::string> opts = backend_options(Backend::kNvJitLink, options);
+  Result<const nvjitlink::Api*> loaded = nvjitlink::api();
+  if (!loaded)  // compile_ptx never gets here (resolve_backend picks ptxas then); kept for safety
+    return toolchain_error("nvjitlink", loaded.error().message(), Backend::kNvJitLink, opts, "",
+                           ptx);
+  const nvjitlink::Api& api = **loaded;
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
   const auto start = Clock::now();
-  std::unique_ptr<nvJitLinkHandle, LinkHandleDeleter> handle(new nvJitLinkHandle{});
-  nvJitLinkResult r =
-      nvJitLinkCreate(handle.get(), static_cast<uint32_t>(argv.size()), argv.data());
+  std::unique_ptr<nvJitLinkHandle, LinkHandleDeleter> handle(new nvJitLinkHandle{},
+                                                             LinkHandleDeleter{&api});
+  nvJitLinkResult r = api.create(handle.get(), static_cast<uint32_t>(argv.size()), argv.data());
   if (r != NVJITLINK_SUCCESS) {
     // A failed create leaves no handle to destroy or to ask for a log.
     *handle = nullptr;
     return toolchain_error("nvjitlink create", nvjitlink_result_name(r), Backend::kNvJitLink, opts,
                            "", ptx);
   }
-  r = nvJitLinkAddData(*handle, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "tmemjit.ptx");
-  if (r == NVJITLINK_SUCCESS) r = nvJitLinkComplete(*handle);
-  const std::string info = nvjitlink_logs(*handle, false);
+  r = api.add_data(*handle, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "tmemjit.ptx");
+  if (r == NVJITLINK_SUCCESS) r = api.complete(*handle);
+  const std::string info = nvjitlink_logs(api, *handle, false);
   if (r != NVJITLINK_SUCCESS) {
-    std::string log = nvjitlink_logs(*handle, true);
+    std::string log = nvjitlink_logs(api, *handle, true);
     if (!info.empty()) log += (log.empty() ? "" : "\n") + info;
     return toolchain_error("nvjitlink link", nvjitlink_result_name(r), Backend::kNvJitLink, opts,
                            log, ptx);
   }
   size_t size = 0;
   CompiledModule module;
-  if (nvJitLinkGetLinkedCubinSize(*handle, &size) != NVJITLINK_SUCCESS || size == 0)
+  if (api.get_linked_cubin_size(*handle, &size) != NVJITLINK_SUCCESS || size == 0)
     return toolchain_error("nvjitlink get cubin", "no cubin", Backend::kNvJitLink, opts, info, ptx);
   module.cubin.resize(size);
-  if (nvJitLinkGetLinkedCubin(*handle, module.cubin.data()) != NVJITLINK_SUCCESS)
+  if (api.get_linked_cubin(*handle, module.cubin.data()) != NVJITLINK_SUCCESS)
     return toolchain_error("nvjitlink get cubin", "no cubin", Backend::kNvJitLink, opts, info, ptx);
   module.compile_ms = ms_since(start);
   module.log = info;
@@ -355,18 +362,19 @@ Result<CompiledModule> driver_compile(const std::string& ptx, const CompileOptio
 // ---- NVRTC ------------------------------------------------------------------------------------
 
 struct ProgramDeleter {
+  const nvrtc::Api* api;
   void operator()(nvrtcProgram* program) const {
-    if (*program) nvrtcDestroyProgram(program);
+    if (*program) api->destroy_program(program);
     delete program;
   }
 };
 
-std::string nvrtc_log(nvrtcProgram program) {
+std::string nvrtc_log(const nvrtc::Api& api, nvrtcProgram program) {
   size_t size = 0;
   std::string log;
-  if (nvrtcGetProgramLogSize(program, &size) == NVRTC_SUCCESS && size > 1) {
+  if (api.get_program_log_size(program, &size) == NVRTC_SUCCESS && size > 1) {
     log.resize(size);
-    nvrtcGetProgramLog(program, log.data());
+    api.get_program_log(program, log.data());
   }
   while (!log.empty() && log.back() == '\0') log.pop_back();
   return log;
@@ -411,10 +419,23 @@ bool nvptxcompiler_built_in() noexcept {
 }
 
 Backend resolve_backend(Backend backend) noexcept {
-  if (backend != Backend::kAuto) return backend;
   // Whole-program and in-process where possible: nvJitLink's relocatable code is larger
   // (docs/compile-backends.md, "Code size").
-  return nvptxcompiler_built_in() ? Backend::kNvPtxCompiler : Backend::kNvJitLink;
+  if (backend == Backend::kAuto)
+    backend = nvptxcompiler_built_in() ? Backend::kNvPtxCompiler : Backend::kNvJitLink;
+  if (backend != Backend::kNvJitLink) return backend;
+  // ptxas compiles the same PTX to the same kind of cubin, so a missing libnvJitLink costs a
+  // subprocess per compile, not the compile (docs/reliability.md); one warning per process.
+  static const bool available = [] {
+    Result<const nvjitlink::Api*> api = nvjitlink::api();
+    if (!api)
+      std::fprintf(stderr,
+                   "tmemjit: warning: %s; compiling with ptxas (%s) instead (set "
+                   "TMEMJIT_NVJITLINK_LIBRARY to its path to use nvJitLink)\n",
+                   api.error().message().c_str(), ptxas_path().c_str());
+    return api.ok();
+  }();
+  return available ? Backend::kNvJitLink : Backend::kPtxas;
 }
 
 std::span<const Backend> all_backends() noexcept { return kBackends; }
@@ -516,38 +537,41 @@ Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::s
     (void)keeper.finish(error.details(), {});
     return error;
   };
+  Result<const nvrtc::Api*> loaded = nvrtc::api();
+  if (!loaded) return fail("nvrtc", loaded.error().message(), "");
+  const nvrtc::Api& api = **loaded;
   const auto start = Clock::now();
-  std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{});
+  std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{}, ProgramDeleter{&api});
   nvrtcResult r =
-      nvrtcCreateProgram(program.get(), cuda_source.c_str(), "tmemjit.cu", 0, nullptr, nullptr);
+      api.create_program(program.get(), cuda_source.c_str(), "tmemjit.cu", 0, nullptr, nullptr);
   if (r != NVRTC_SUCCESS) {
     *program = nullptr;
-    return fail("nvrtc create", nvrtcGetErrorString(r), "");
+    return fail("nvrtc create", api.get_error_string(r), "");
   }
   if (!kernel_name.empty()) {
-    r = nvrtcAddNameExpression(*program, kernel_name.c_str());
-    if (r != NVRTC_SUCCESS) return fail("nvrtc add name", nvrtcGetErrorString(r), "");
+    r = api.add_name_expression(*program, kernel_name.c_str());
+    if (r != NVRTC_SUCCESS) return fail("nvrtc add name", api.get_error_string(r), "");
   }
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
-  r = nvrtcCompileProgram(*program, static_cast<int>(argv.size()), argv.data());
-  const std::string log = nvrtc_log(*program);
-  if (r != NVRTC_SUCCESS) return fail("nvrtc compile", nvrtcGetErrorString(r), log);
+  r = api.compile_program(*program, static_cast<int>(argv.size()), argv.data());
+  const std::string log = nvrtc_log(api, *program);
+  if (r != NVRTC_SUCCESS) return fail("nvrtc compile", api.get_error_string(r), log);
   CompiledModule module;
   size_t size = 0;
-  r = nvrtcGetCUBINSize(*program, &size);
+  r = api.get_cubin_size(*program, &size);
   if (r != NVRTC_SUCCESS || size == 0)
     return fail("nvrtc get cubin",
-                r != NVRTC_SUCCESS ? nvrtcGetErrorString(r)
+                r != NVRTC_SUCCESS ? api.get_error_string(r)
                                    : "no cubin "
                                      "(is the architecture a real sm_ target?)",
                 log);
   module.cubin.resize(size);
-  r = nvrtcGetCUBIN(*program, module.cubin.data());
-  if (r != NVRTC_SUCCESS) return fail("nvrtc get cubin", nvrtcGetErrorString(r), log);
+  r = api.get_cubin(*program, module.cubin.data());
+  if (r != NVRTC_SUCCESS) return fail("nvrtc get cubin", api.get_error_string(r), log);
   if (!kernel_name.empty()) {
     const char* lowered = nullptr;
-    r = nvrtcGetLoweredName(*program, kernel_name.c_str(), &lowered);
+    r = api.get_lowered_name(*program, kernel_name.c_str(), &lowered);
     if (r != NVRTC_SUCCESS || lowered == nullptr)
       return fail("nvrtc lowered name", "'" + kernel_name + "' is not a __global__ function", log);
     module.entry_name = lowered;
@@ -566,13 +590,13 @@ const ToolchainVersions& toolchain_versions() {
   static ToolchainVersions versions;
   std::call_once(once, [] {
     unsigned major = 0, minor = 0;
-    versions.nvjitlink = nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS
-                             ? std::to_string(major) + "." + std::to_string(minor)
-                             : "unavailable";
+    versions.nvjitlink = "unavailable";
+    if (auto api = nvjitlink::api(); api && (*api)->version(&major, &minor) == NVJITLINK_SUCCESS)
+      versions.nvjitlink = std::to_string(major) + "." + std::to_string(minor);
     int rmajor = 0, rminor = 0;
-    versions.nvrtc = nvrtcVersion(&rmajor, &rminor) == NVRTC_SUCCESS
-                         ? std::to_string(rmajor) + "." + std::to_string(rminor)
-                         : "unavailable";
+    versions.nvrtc = "unavailable";
+    if (auto api = nvrtc::api(); api && (*api)->version(&rmajor, &rminor) == NVRTC_SUCCESS)
+      versions.nvrtc = std::to_string(rmajor) + "." + std::to_string(rminor);
     versions.nvptxcompiler = "unavailable";
 #ifdef TMEMJIT_HAVE_NVPTXCOMPILER
     unsigned pmajor = 0, pminor = 0;

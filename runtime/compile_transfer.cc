@@ -4,8 +4,6 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
-#include <nvJitLink.h>
-#include <nvrtc.h>
 #include <sys/stat.h>
 #ifdef TMEMJIT_HAVE_NVPTXCOMPILER
 #include <nvPTXCompiler.h>
@@ -31,6 +29,8 @@
 #include "runtime/compile.h"
 #include "runtime/driver.h"
 #include "runtime/kernel_impl.h"
+#include "runtime/nvjitlink_library.h"
+#include "runtime/nvrtc_library.h"
 #include "runtime/ptx_ir.h"
 #include "tmem/check.h"
 
@@ -292,8 +292,9 @@ const std::string& compiler_version(Backend backend) {
     case Backend::kNvJitLink: {
       static const std::string version = [] {
         unsigned major = 0, minor = 0;
+        auto api = nvjitlink::api();
         return version_text("nvjitlink",
-                            nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS
+                            api && (*api)->version(&major, &minor) == NVJITLINK_SUCCESS
                                 ? std::optional(std::to_string(major) + "." + std::to_string(minor))
                                 : std::nullopt);
       }();
@@ -302,8 +303,9 @@ const std::string& compiler_version(Backend backend) {
     case Backend::kNvrtc: {
       static const std::string version = [] {
         int major = 0, minor = 0;
+        auto api = nvrtc::api();
         return version_text("nvrtc",
-                            nvrtcVersion(&major, &minor) == NVRTC_SUCCESS
+                            api && (*api)->version(&major, &minor) == NVRTC_SUCCESS
                                 ? std::optional(std::to_string(major) + "." + std::to_string(minor))
                                 : std::nullopt);
       }();
