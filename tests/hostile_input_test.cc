@@ -151,6 +151,20 @@ TEST(Limits, CliRefusesTenMegabyteSpecFile) {
   EXPECT_NE(result.err.find("1 MiB"), std::string::npos) << result.err;
 }
 
+// An endless spec file is refused after reading one byte past the limit, never read to its end.
+TEST(Limits, CliRefusesAnEndlessSpecFile) {
+  if (::access("/dev/zero", R_OK) != 0) GTEST_SKIP() << "no readable /dev/zero";
+  auto result = tmemjit_test::run_cli("check", "--spec", "/dev/zero");
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.err.find("'/dev/zero' is larger than 1 MiB"), std::string::npos) << result.err;
+}
+
+TEST(Limits, CliSpecFileThatIsADirectoryIsAUsageError) {
+  auto result = tmemjit_test::run_cli("check", "--spec", "/tmp");
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("cannot read spec file '/tmp'"), std::string::npos) << result.err;
+}
+
 // ---- 10^6 nested parentheses (the parsers never recurse on nesting) ----
 
 // 10^6 '(' alone fit the 1 MiB text limit and reach the parser, which stops at the first one it

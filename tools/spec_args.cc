@@ -1,6 +1,5 @@
 // The SPEC arguments shared by check, plan, ptx, compile and run (DESIGN.md §5).
 #include <fstream>
-#include <sstream>
 
 #include "tools/cli.h"
 
@@ -46,14 +45,18 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
     for (const char* field : {"--op", "--scope", "--tmem", "--regs", "--tmem2", "--imm"})
       if (args.has(field))
         return tmem::Error(tmem::ErrorCode::kUsage, std::string("--spec and ") + field + " cannot be combined");
-    std::ifstream in(*path);
+    std::ifstream in(*path, std::ios::binary);
     if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    // Refuse absurd files before parsing them (a spec is a few hundred bytes).
-    if (buffer.str().size() > (1u << 20))
+    // A spec is a few hundred bytes: read at most one byte past the limit, so a huge file or an
+    // endless one (/dev/zero, a pipe) is refused without being read (docs/reliability.md).
+    constexpr std::streamsize kLimit = std::streamsize{1} << 20;
+    std::string text(static_cast<size_t>(kLimit) + 1, '\0');
+    in.read(text.data(), kLimit + 1);
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (in.gcount() > kLimit)
       return tmem::Error(tmem::ErrorCode::kLimit, "spec file '" + *path + "' is larger than 1 MiB");
-    return tmem::TransferSpec::from_json(buffer.str());
+    if (in.bad()) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
+    return tmem::TransferSpec::from_json(text);
   }
   for (const char* field : {"--op", "--scope", "--tmem", "--regs"})
     if (!args.has(field))
