@@ -5,6 +5,7 @@
 #include "kernels/transfer_kernels.h"
 #include "runtime/check_by_dims.h"
 #include "tmem/check.h"
+#include "tmem/select.h"
 #include "tmem/transfer.h"
 
 namespace {
@@ -36,6 +37,17 @@ void BM_CheckEachElement(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(tmem::check_each_element(spec));
 }
 BENCHMARK(BM_CheckEachElement)->Unit(benchmark::kMicrosecond);
+
+// --op auto on the seed's tiles: every opcode of the direction is arranged and checked.
+void BM_SelectSeedTiles(benchmark::State& state) {
+  const auto tmem_tile = tmem::View::parse("tmem_datapath_layout(\"B\",64,128)").value();
+  const auto regs_tile =
+      tmem::View::parse("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)").value();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        tmem::select(tmem::Direction::kStore, tmem::Scope::warpgroup(), tmem_tile, regs_tile));
+}
+BENCHMARK(BM_SelectSeedTiles)->Unit(benchmark::kMicrosecond);
 
 void BM_ParseCheckPlanPrint(benchmark::State& state) {
   for (auto _ : state) {

@@ -565,6 +565,8 @@ std::optional<std::string> alternative_view(const TransferSpec& spec, const Erro
 
 Result<Plan> check_each_element(const TransferSpec& spec) { return check_once(spec, false); }
 
+Result<Plan> check_without_hints(const TransferSpec& spec) { return check_once(spec); }
+
 Result<Plan> check(const TransferSpec& spec) {
   auto plan = check_once(spec);
   if (plan) return plan;

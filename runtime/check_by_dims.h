@@ -19,8 +19,13 @@ namespace tmem {
 std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::int64_t> repeat_shape,
                                  bool regs_halves, bool tmem_halves);
 
-// The per-element checker alone (check.cc), without this fast path: the reference it must match,
-// for tests and benchmarks.
+// Variants of tmem::check (check.cc).
+// The per-element checker alone, without this fast path: the reference it must match, for tests
+// and benchmarks.
 Result<Plan> check_each_element(const TransferSpec& spec);
+// tmem::check without the search for another opcode or view that would fit when a view does not:
+// the same verdict and plan, a message without the "(these views match ...)" hint. For callers
+// that try many candidates themselves (tmem::select).
+Result<Plan> check_without_hints(const TransferSpec& spec);
 
 }  // namespace tmem

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "runtime/additive_map.h"
+#include "runtime/check_by_dims.h"
 #include "runtime/owner.h"
 #include "tmem/check.h"
 
@@ -139,7 +140,8 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
         considered.push_back(std::move(candidate));
         continue;
       }
-      auto plan = check(*spec);
+      // Each rejected candidate is one line of --explain: no search for what else would fit.
+      auto plan = check_without_hints(*spec);
       if (!plan) {
         candidate.verdict = "rejected: " + first_line(plan.error().message());
         considered.push_back(std::move(candidate));

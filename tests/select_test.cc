@@ -37,6 +37,25 @@ TEST(Select, FindsTheSeedsOpcodeAndPlanForLayoutB) {
   EXPECT_TRUE(x32_lost) << selection->explain();
 }
 
+// A rejected candidate's verdict is the rule it broke, nothing more: select does not search for
+// other opcodes or views for each of them (check_without_hints), and --explain stays one line each.
+TEST(Select, RejectedCandidatesCarryOnlyTheBrokenRule) {
+  // Layout F in 16x256b's register image: each 16x64b candidate's arranged views would match a
+  // 16x256b form, which the full tmem::check appends as "(these views match ...)".
+  auto selection = tmem::select(
+      tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of("tmem_datapath_layout(\"F\",64,64)"),
+      view_of("tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], f32)"));
+  ASSERT_TRUE(selection.ok()) << selection.error().full_text();
+  int rejected = 0;
+  for (const auto& candidate : selection->considered) {
+    if (!candidate.verdict.starts_with("rejected: ")) continue;
+    ++rejected;
+    EXPECT_EQ(candidate.verdict.find("these views match"), std::string::npos) << candidate.verdict;
+    EXPECT_EQ(candidate.verdict.find("the spec passes with"), std::string::npos) << candidate.verdict;
+  }
+  EXPECT_GT(rejected, 0) << selection->explain();
+}
+
 TEST(Select, PrefersOneWideInstructionOverManyNarrowOnes) {
   // A 128 x 32 tile, thread = row, register = column: x32 does it in one instruction, x4 in eight.
   auto selection = tmem::select(tmem::Direction::kLoad, tmem::Scope::warpgroup(),
