@@ -186,23 +186,6 @@ class Lowering {
     return std::nullopt;
   }
 
-  static bool is_tcgen05(Op op) {
-    switch (op) {
-      case Op::kTcgen05Alloc:
-      case Op::kTcgen05Dealloc:
-      case Op::kTcgen05Relinquish:
-      case Op::kTcgen05WaitLd:
-      case Op::kTcgen05WaitSt:
-      case Op::kTcgen05FenceBefore:
-      case Op::kTcgen05FenceAfter:
-      case Op::kTcgen05Ld:
-      case Op::kTcgen05St:
-        return true;
-      default:
-        return false;
-    }
-  }
-
   // sum over lane bits b of ((lane >> b) & 1) * weight[b], grouping runs of bits whose weights
   // double (a bit field times its lowest weight); empty when every weight is zero.
   std::optional<Reg> lane_sum(const std::array<int, kLaneBits>& weight) {

@@ -120,6 +120,14 @@ enum class Op {
   kUncheckedRaw,  // verbatim text, for negative compile tests only
 };
 
+// The tcgen05 instructions (kTcgen05Alloc .. kTcgen05St): warp-collective, sm_100a only, and what
+// the Hopper emulation lowers (kernels/emulation_kernels.cc) and the simulator checks per warp.
+constexpr bool is_tcgen05(Op op) noexcept {
+  return op >= Op::kTcgen05Alloc && op <= Op::kTcgen05St;
+}
+static_assert(static_cast<int>(Op::kTcgen05St) - static_cast<int>(Op::kTcgen05Alloc) == 8,
+              "is_tcgen05 takes the nine tcgen05 ops as one range: keep them together");
+
 // One PTX instruction (or a label definition). Built only through the named factories below, so
 // each kind has the operands its printer expects; Module::verify() checks register classes.
 class Instruction {

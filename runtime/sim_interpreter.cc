@@ -28,17 +28,9 @@ constexpr std::int32_t kUndefined = -2;  // register state: never written
 constexpr std::int32_t kDefined = -1;    // register state: holds a value; >= 0: pending tcgen05.ld
 
 bool is_warp_point(const Instruction& i) {
+  if (is_tcgen05(i.op())) return true;
   switch (i.op()) {
     case Op::kBarSync:
-    case Op::kTcgen05Alloc:
-    case Op::kTcgen05Dealloc:
-    case Op::kTcgen05Relinquish:
-    case Op::kTcgen05WaitLd:
-    case Op::kTcgen05WaitSt:
-    case Op::kTcgen05FenceBefore:
-    case Op::kTcgen05FenceAfter:
-    case Op::kTcgen05Ld:
-    case Op::kTcgen05St:
     case Op::kBarWarpSync:
       return true;
     case Op::kBra:
