@@ -141,48 +141,40 @@ Instruction Instruction::cvta_to_global(Reg dst, Reg src) {
   return i;
 }
 
-Instruction Instruction::add(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i(Op::kAdd);
+Instruction Instruction::binary(Op op, Type type, Reg dst, Operand a, Operand b) {
+  Instruction i(op);
   i.type_ = type;
   i.dsts_ = {dst};
   i.srcs_ = {std::move(a), std::move(b)};
   return i;
 }
 
+Instruction Instruction::add(Type type, Reg dst, Operand a, Operand b) {
+  return binary(Op::kAdd, type, dst, std::move(a), std::move(b));
+}
+
 Instruction Instruction::mul_lo(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i = add(type, dst, std::move(a), std::move(b));
-  i.op_ = Op::kMulLo;
-  return i;
+  return binary(Op::kMulLo, type, dst, std::move(a), std::move(b));
 }
 
 Instruction Instruction::mul_wide(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i = add(type, dst, std::move(a), std::move(b));
-  i.op_ = Op::kMulWide;
-  return i;
+  return binary(Op::kMulWide, type, dst, std::move(a), std::move(b));
 }
 
 Instruction Instruction::shl(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i = add(type, dst, std::move(a), std::move(b));
-  i.op_ = Op::kShl;
-  return i;
+  return binary(Op::kShl, type, dst, std::move(a), std::move(b));
 }
 
 Instruction Instruction::shr(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i = add(type, dst, std::move(a), std::move(b));
-  i.op_ = Op::kShr;
-  return i;
+  return binary(Op::kShr, type, dst, std::move(a), std::move(b));
 }
 
 Instruction Instruction::bit_and(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i = add(type, dst, std::move(a), std::move(b));
-  i.op_ = Op::kAnd;
-  return i;
+  return binary(Op::kAnd, type, dst, std::move(a), std::move(b));
 }
 
 Instruction Instruction::bit_or(Type type, Reg dst, Operand a, Operand b) {
-  Instruction i = add(type, dst, std::move(a), std::move(b));
-  i.op_ = Op::kOr;
-  return i;
+  return binary(Op::kOr, type, dst, std::move(a), std::move(b));
 }
 
 Instruction Instruction::setp(Cmp cmp, Type type, Reg dst, Operand a, Operand b) {

@@ -217,6 +217,8 @@ class Instruction {
  private:
   friend class Function;
   explicit Instruction(Op op) : op_(op) {}
+  // OP.TYPE dst, a, b: the two-operand arithmetic and bitwise factories.
+  static Instruction binary(Op op, Type type, Reg dst, Operand a, Operand b);
 
   Op op_;
   Type type_ = Type::kB32;
