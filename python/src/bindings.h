@@ -1,0 +1,63 @@
+// Shared helpers of the nanobind module _tmemjit: GIL release around library calls, Result
+// unwrapping, and the bind_* functions each source file contributes.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "tmem/result.h"
+#include "tmem/view.h"
+
+namespace tmemjit_py {
+
+namespace nb = nanobind;
+using namespace nanobind::literals;
+
+// The value of `result`, or its Error thrown as a C++ exception that the module's translator turns
+// into tmemjit.Error. Called with the GIL held.
+template <class T>
+T unwrap(tmem::Result<T>&& result) {
+  if (!result) throw std::move(result).error();
+  return std::move(result).value();
+}
+
+// Runs `call` (which returns a Result) with the GIL released, so other Python threads run during
+// compiles and simulator runs; the Result is unwrapped after the GIL is back, because raising a
+// Python exception needs it.
+template <class Call>
+auto without_gil(Call&& call) {
+  using R = decltype(call());
+  std::optional<R> result;
+  {
+    nb::gil_scoped_release release;
+    result.emplace(call());
+  }
+  return unwrap(std::move(*result));
+}
+
+// __eq__ takes any object (NotImplemented for other types), as type checkers expect of it.
+inline const nb::sig kEqSignature("def __eq__(self, other: object, /) -> bool");
+
+// Every argument that names a view takes its text (parsed with View::parse) or a View.
+using ViewArg = std::variant<std::string, tmem::View>;
+tmem::Result<tmem::View> to_view(const ViewArg& view);
+// The text of a view argument, as TransferSpec::from_fields takes it.
+std::string view_text(const ViewArg& view);
+
+// Raises tmemjit.Error for an ErrorCode (for checks done in the bindings themselves).
+[[noreturn]] void raise(tmem::ErrorCode code, std::string message);
+
+void bind_errors(nb::module_& m);
+void bind_descriptors(nb::module_& m);
+void bind_check(nb::module_& m);
+void bind_jit(nb::module_& m);
+void bind_run(nb::module_& m);
+void bind_specialize(nb::module_& m);
+
+}  // namespace tmemjit_py

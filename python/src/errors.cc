@@ -1,0 +1,57 @@
+// tmemjit.Error: every tmem::Error that reaches Python, with its code, message and details.
+#include <Python.h>
+
+#include "bindings.h"
+
+namespace tmemjit_py {
+namespace {
+
+// The exception type, created once at import; the module holds the other reference.
+PyObject* error_type = nullptr;
+
+void set_python_error(const tmem::Error& error) {
+  nb::object instance =
+      nb::steal(PyObject_CallOneArg(error_type, nb::str(error.message().c_str()).ptr()));
+  if (!instance.is_valid()) return;  // the call set its own exception (memory)
+  instance.attr("code") = nb::str(tmem::to_string(error.code()));
+  instance.attr("message") = nb::str(error.message().c_str(), error.message().size());
+  instance.attr("details") = nb::str(error.details().c_str(), error.details().size());
+  PyErr_SetObject(error_type, instance.ptr());
+}
+
+}  // namespace
+
+[[noreturn]] void raise(tmem::ErrorCode code, std::string message) {
+  throw tmem::Error(code, std::move(message));
+}
+
+void bind_errors(nb::module_& m) {
+  error_type = PyErr_NewExceptionWithDoc(
+      "tmemjit.Error",
+      "Every failure of the library: a parse or rule error in a spec, a compiler or driver "
+      "failure.\n\n"
+      "Attributes:\n"
+      "    code: the error's kind, one of \"parse\", \"opcode\", \"layout\", \"rule\", "
+      "\"target\",\n"
+      "        \"limit\", \"toolchain\", \"driver\", \"io\", \"wrong_data\", \"usage\", "
+      "\"internal\"\n"
+      "        (docs/errors.md).\n"
+      "    message: one sentence saying what is wrong (also str(error)).\n"
+      "    details: what helps fix it: the operand as text, a compiler log, the PTX; may be empty.",
+      PyExc_Exception, nullptr);
+  if (!error_type) throw nb::python_error();
+  // Attributes of an Error raised from Python code (tmemjit.Error("...")) default to these.
+  PyObject_SetAttrString(error_type, "code", nb::str("internal").ptr());
+  PyObject_SetAttrString(error_type, "details", nb::str("").ptr());
+  m.attr("Error") = nb::borrow(error_type);
+
+  nb::register_exception_translator([](const std::exception_ptr& thrown, void*) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const tmem::Error& error) {
+      set_python_error(error);
+    }
+  });
+}
+
+}  // namespace tmemjit_py

@@ -1,0 +1,156 @@
+// compile_transfer and warmup -> Kernel (cubin, PTX, name), and the module cache's counters and
+// maintenance (DESIGN.md §4, §8).
+#include "tmem/jit.h"
+
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "tmem/cache.h"
+#include "tmem/compile.h"
+#include "tmem/kernel.h"
+#include "tmem/kernel_kind.h"
+
+namespace tmemjit_py {
+
+tmem::CompileOptions compile_options(const std::string& target, const std::string& backend,
+                                     int opt_level, bool line_info, bool tmem_access_check,
+                                     const std::string& keep_dir,
+                                     const std::vector<std::string>& extra_options) {
+  tmem::CompileOptions options;
+  // sm_90 is the emulation target: not in parse_target (no tcgen05), but compile_kernel takes it.
+  options.target = target == "sm_90" ? tmem::Target::kSm90 : unwrap(tmem::parse_target(target));
+  options.backend = unwrap(tmem::parse_backend(backend));
+  options.opt_level = opt_level;
+  options.line_info = line_info;
+  options.tmem_access_check = tmem_access_check;
+  options.keep_dir = keep_dir;
+  options.extra_options = extra_options;
+  return options;
+}
+
+namespace {
+
+void bind_kernel(nb::module_& m) {
+  nb::class_<tmem::Kernel>(
+      m, "Kernel",
+      "A compiled kernel: the cubin (bytes), the PTX it came from and its entry point.\n"
+      "Load the cubin with cuda.core (docs/python.md) or load() it into this process.")
+      .def_prop_ro("name", &tmem::Kernel::name, "the entry point")
+      .def_prop_ro("target",
+                   [](const tmem::Kernel& k) { return std::string(tmem::to_string(k.target())); })
+      .def_prop_ro(
+          "cubin",
+          [](const tmem::Kernel& k) {
+            const std::span<const char> cubin = k.cubin();
+            return nb::bytes(cubin.data(), cubin.size());
+          },
+          "the ELF image, as bytes")
+      .def_prop_ro(
+          "ptx", [](const tmem::Kernel& k) { return std::string(k.ptx()); },
+          "the PTX input (the CUDA C++ source for NVRTC-compiled kernels)")
+      .def_prop_ro("loaded", &tmem::Kernel::loaded)
+      .def(
+          "load", [](const tmem::Kernel& k) { without_gil([&] { return k.load(); }); },
+          "Loads the module into this process's CUDA driver now; Error \"driver\" without one, "
+          "\"target\"\n"
+          "where the current device cannot run the target.")
+      .def("__repr__", [](const tmem::Kernel& k) {
+        return "<tmemjit.Kernel " + k.name() + " " + std::string(tmem::to_string(k.target())) +
+               ", " + std::to_string(k.cubin().size()) + "-byte cubin>";
+      });
+}
+
+nb::dict stats_dict() {
+  const tmem::CacheStats s = tmem::cache_stats();
+  nb::dict d;
+  d["hits"] = s.hits;
+  d["misses"] = s.misses;
+  d["disk_hits"] = s.disk_hits;
+  d["disk_writes"] = s.disk_writes;
+  d["evictions"] = s.evictions;
+  d["compile_ms"] = s.compile_ms;
+  d["bytes"] = s.bytes;
+  d["entries"] = s.entries;
+  return d;
+}
+
+}  // namespace
+
+void bind_jit(nb::module_& m) {
+  bind_kernel(m);
+
+  m.def(
+      "compile_transfer",
+      [](const tmem::TransferSpec& spec, const std::string& kind, const std::string& target,
+         const std::string& backend, int opt_level, bool line_info, bool tmem_access_check,
+         const std::string& keep_dir, const std::vector<std::string>& extra_options) {
+        const tmem::KernelKind kernel_kind = unwrap(tmem::parse_kernel_kind(kind));
+        const tmem::CompileOptions options = compile_options(
+            target, backend, opt_level, line_info, tmem_access_check, keep_dir, extra_options);
+        return without_gil([&] { return tmem::compile_transfer(spec, options, kernel_kind); });
+      },
+      "spec"_a, nb::kw_only(), "kind"_a = "roundtrip", "target"_a = "sm_100a", "backend"_a = "auto",
+      "opt_level"_a = 3, "line_info"_a = false, "tmem_access_check"_a = false, "keep_dir"_a = "",
+      "extra_options"_a = std::vector<std::string>{},
+      "The harness kernel `kind` (\"roundtrip\", \"store\", \"load\", \"fill\") of `spec`, "
+      "checked, compiled\n"
+      "for `target` by `backend` (\"auto\", \"nvptxcompiler\", \"nvjitlink\", \"ptxas\", "
+      "\"driver\") and cached in\n"
+      "memory and on disk. A memory hit costs well under a microsecond. keep_dir: write the PTX,\n"
+      "cubin and log of each compile there. Raises Error: the spec's rule errors, \"toolchain\" "
+      "with\n"
+      "the compiler log and the PTX in .details.");
+
+  m.def(
+      "warmup",
+      [](const std::vector<tmem::TransferSpec>& specs, const std::string& kind,
+         const std::string& target, const std::string& backend) {
+        const tmem::KernelKind kernel_kind = unwrap(tmem::parse_kernel_kind(kind));
+        const tmem::CompileOptions options =
+            compile_options(target, backend, 3, false, false, "", {});
+        without_gil([&] { return tmem::warmup(specs, options, kernel_kind); });
+      },
+      "specs"_a, nb::kw_only(), "kind"_a = "roundtrip", "target"_a = "sm_100a",
+      "backend"_a = "auto",
+      "Compiles every spec into the cache on all cores, for precompiling at startup. Raises the "
+      "error\n"
+      "of the first failing spec with its index.");
+
+  m.def("cache_stats", &stats_dict,
+        "Counters since the process started or reset_cache_stats(): hits, misses, disk_hits,\n"
+        "disk_writes, evictions, compile_ms; bytes and entries held in memory now.");
+  m.def("reset_cache_stats", &tmem::reset_cache_stats, "Zeroes the counters of cache_stats().");
+  m.def(
+      "clear_cache", [](bool disk) { without_gil([&] { return tmem::clear_cache(disk); }); },
+      "disk"_a = false, "Drops the entries held in memory and, with disk=True, those on disk.");
+  m.def("set_cache_dir", &tmem::set_cache_dir, "path"_a,
+        "Puts the disk cache under `path` (default $TMEMJIT_CACHE_DIR, else the XDG cache dir).");
+  m.def(
+      "cache_dir", [] { return tmem::cache_options().dir; },
+      "The disk cache's root in effect (empty: memory only).");
+
+  // For python/bench/cache_hit_bench.py only: the C++ cost of the same memory hit, timed in C++ in
+  // this process, so the benchmark compares Python and C++ within one run.
+  m.def(
+      "_cxx_hit_ns",
+      [](const tmem::TransferSpec& spec, int iterations) {
+        const tmem::CompileOptions options;
+        nb::gil_scoped_release release;
+        (void)tmem::compile_transfer(spec, options);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i) {
+          tmem::Result<tmem::Kernel> kernel = tmem::compile_transfer(spec, options);
+          if (!kernel) return -1.0;
+        }
+        const std::chrono::duration<double, std::nano> elapsed =
+            std::chrono::steady_clock::now() - start;
+        return elapsed.count() / iterations;
+      },
+      "spec"_a, "iterations"_a);
+}
+
+}  // namespace tmemjit_py

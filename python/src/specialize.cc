@@ -1,0 +1,119 @@
+// device_function and compile_kernel (DESIGN.md §7): the transfer inside the user's own kernel.
+// Bound when the library has include/tmem/specialize.h; the package's Python side says so where
+// it does not (tmemjit/_specialize.py).
+#include "bindings.h"
+
+#if __has_include("tmem/specialize.h")
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <tuple>
+#include <vector>
+
+#include "tmem/compile.h"
+#include "tmem/specialize.h"
+#define TMEMJIT_PY_HAVE_SPECIALIZE 1
+#endif
+
+namespace tmemjit_py {
+
+#ifdef TMEMJIT_PY_HAVE_SPECIALIZE
+tmem::CompileOptions compile_options(const std::string& target, const std::string& backend,
+                                     int opt_level, bool line_info, bool tmem_access_check,
+                                     const std::string& keep_dir,
+                                     const std::vector<std::string>& extra_options);
+
+namespace {
+
+tmem::Language parse_language(const std::string& text) {
+  if (text == "cuda") return tmem::Language::kCuda;
+  if (text == "ptx") return tmem::Language::kPtx;
+  raise(tmem::ErrorCode::kUsage, "language '" + text + "' is not one of cuda, ptx");
+}
+
+const char* language_name(tmem::Language language) {
+  return language == tmem::Language::kCuda ? "cuda" : "ptx";
+}
+
+tmem::DeviceFunctionOptions function_options(const std::string& name, tmem::Language language,
+                                             bool wait, bool warp_argument, bool column_argument) {
+  tmem::DeviceFunctionOptions options;
+  options.name = name;
+  options.language = language;
+  options.wait = wait;
+  options.warp_argument = warp_argument;
+  options.column_argument = column_argument;
+  return options;
+}
+
+// (name, spec, wait, warp_argument, column_argument): what tmemjit.compile_kernel hands down.
+using TransferTuple = std::tuple<std::string, tmem::TransferSpec, bool, bool, bool>;
+
+}  // namespace
+
+void bind_specialize(nb::module_& m) {
+  nb::class_<tmem::DeviceFunction>(
+      m, "DeviceFunction",
+      "An embeddable device function for a transfer: CUDA C++ (inline asm) or PTX\n"
+      "(.func) source, its signature and register budget. str() is the source.")
+      .def_ro("name", &tmem::DeviceFunction::name)
+      .def_ro("source", &tmem::DeviceFunction::source)
+      .def_ro("signature", &tmem::DeviceFunction::signature)
+      .def_prop_ro(
+          "language", [](const tmem::DeviceFunction& f) { return language_name(f.language); },
+          "\"cuda\" or \"ptx\"")
+      .def_prop_ro(
+          "direction",
+          [](const tmem::DeviceFunction& f) { return std::string(tmem::to_string(f.direction)); },
+          "\"ld\" or \"st\"")
+      .def_ro("regs_per_thread", &tmem::DeviceFunction::regs_per_thread)
+      .def("__str__", [](const tmem::DeviceFunction& f) { return f.source; })
+      .def("__repr__", [](const tmem::DeviceFunction& f) {
+        return "<tmemjit.DeviceFunction " + f.name + " (" + language_name(f.language) + "), " +
+               std::to_string(f.regs_per_thread) + " registers per thread>";
+      });
+
+  m.def(
+      "device_function",
+      [](const tmem::TransferSpec& spec, const std::string& name, const std::string& language,
+         bool wait, bool warp_argument, bool column_argument) {
+        const tmem::DeviceFunctionOptions options =
+            function_options(name, parse_language(language), wait, warp_argument, column_argument);
+        return without_gil([&] { return tmem::device_function(spec, options); });
+      },
+      "spec"_a, nb::kw_only(), "name"_a = "tmem_transfer", "language"_a = "cuda", "wait"_a = true,
+      "warp_argument"_a = false, "column_argument"_a = false,
+      "The transfer as a device function to paste into a kernel (DESIGN.md §7): NAME(tmem_base, "
+      "regs\n"
+      "[, warp] [, column]), NAME_wait(), NAME_coord() and the constant NAME_regs. wait=False: "
+      "the\n"
+      "caller calls NAME_wait() itself; warp_argument / column_argument add those parameters.");
+
+  m.def(
+      "_compile_kernel",
+      [](const std::string& source, const std::string& entry,
+         const std::vector<TransferTuple>& transfers, const std::string& language,
+         const std::string& target, const std::string& backend, int opt_level, bool line_info,
+         const std::string& keep_dir, const std::vector<std::string>& extra_options) {
+        tmem::KernelSource kernel_source;
+        kernel_source.language = parse_language(language);
+        kernel_source.text = source;
+        kernel_source.entry = entry;
+        std::vector<tmem::NamedTransfer> named;
+        for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
+          named.push_back({spec, function_options(name, kernel_source.language, wait, warp_argument,
+                                                  column_argument)});
+        const tmem::CompileOptions options =
+            compile_options(target, backend, opt_level, line_info, false, keep_dir, extra_options);
+        return without_gil([&] { return tmem::compile_kernel(kernel_source, named, options); });
+      },
+      "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
+      "line_info"_a, "keep_dir"_a, "extra_options"_a,
+      "tmemjit.compile_kernel's C++ half; call that instead.");
+  m.attr("_have_specialize") = true;
+}
+#else
+void bind_specialize(nb::module_& m) { m.attr("_have_specialize") = false; }
+#endif
+
+}  // namespace tmemjit_py

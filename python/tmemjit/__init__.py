@@ -1,0 +1,69 @@
+"""tmemjit: a JIT for Blackwell Tensor Memory transfers (tcgen05.ld / tcgen05.st).
+
+Describe how a tile lies in TMEM and in registers, check it against the instruction's native
+image, compile the transfer and run it on a Blackwell GPU, in Hopper emulation or in the CPU
+simulator. The Python face of libtmemjit (docs/python.md); every call is the C++ library's.
+
+    import tmemjit
+    spec = tmemjit.TransferSpec(op="tcgen05.st.sync.aligned.32x32b.x64.b32", scope="warpgroup",
+                                tmem=..., regs=...)
+    plan = tmemjit.check(spec)
+    kernel = tmemjit.compile_transfer(spec)          # kernel.cubin, kernel.ptx, kernel.name
+    print(tmemjit.run_transfer(spec, device="sim"))  # ... PASS
+
+Every failure of the library raises tmemjit.Error with .code, .message and .details.
+"""
+
+from ._tmemjit import (
+    Candidate,
+    CheckResult,
+    Error,
+    Kernel,
+    Opcode,
+    Plan,
+    RepeatStep,
+    RunReport,
+    Selection,
+    TransferSpec,
+    View,
+    __version__,
+    cache_dir,
+    cache_stats,
+    check,
+    clear_cache,
+    compile_transfer,
+    reset_cache_stats,
+    run_transfer,
+    select,
+    set_cache_dir,
+    warmup,
+)
+from ._specialize import Transfer, compile_kernel, device_function
+
+__all__ = [
+    "Candidate",
+    "CheckResult",
+    "Error",
+    "Kernel",
+    "Opcode",
+    "Plan",
+    "RepeatStep",
+    "RunReport",
+    "Selection",
+    "Transfer",
+    "TransferSpec",
+    "View",
+    "__version__",
+    "cache_dir",
+    "cache_stats",
+    "check",
+    "clear_cache",
+    "compile_kernel",
+    "compile_transfer",
+    "device_function",
+    "reset_cache_stats",
+    "run_transfer",
+    "select",
+    "set_cache_dir",
+    "warmup",
+]

@@ -1,0 +1,95 @@
+"""device_function and compile_kernel: a transfer inside the user's own kernel (DESIGN.md §7)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Union
+
+from . import _tmemjit
+from ._tmemjit import Kernel, TransferSpec
+
+__all__ = ["Transfer", "compile_kernel", "device_function"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Transfer:
+    """A transfer of compile_kernel with its device-function options.
+
+    wait=False: the kernel calls NAME_wait() itself (to overlap a load with other work);
+    warp_argument: the kernel passes the warp's index in the scope (warp-specialized kernels);
+    column_argument: the kernel passes a column offset added to every TMEM address.
+    """
+
+    spec: TransferSpec
+    wait: bool = True
+    warp_argument: bool = False
+    column_argument: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.spec, TransferSpec):
+            raise TypeError(f"Transfer.spec must be a TransferSpec, not {type(self.spec).__name__}")
+
+
+def _unavailable(name: str) -> _tmemjit.Error:
+    message = (f"{name} needs kernel specialization (include/tmem/specialize.h), which this build "
+               f"of libtmemjit does not have")
+    error = _tmemjit.Error(message)
+    error.code, error.message, error.details = "usage", message, ""
+    return error
+
+
+if _tmemjit._have_specialize:
+    device_function = _tmemjit.device_function
+    DeviceFunction = _tmemjit.DeviceFunction
+    __all__.append("DeviceFunction")
+else:
+
+    def device_function(spec: TransferSpec, *, name: str = "tmem_transfer", language: str = "cuda",
+                        wait: bool = True, warp_argument: bool = False,
+                        column_argument: bool = False):
+        """The transfer as a device function to paste into a kernel (DESIGN.md §7).
+
+        Raises Error (code "usage"): this build of libtmemjit has no kernel specialization.
+        """
+        if not isinstance(spec, TransferSpec):
+            raise TypeError(f"spec must be a TransferSpec, not {type(spec).__name__}")
+        raise _unavailable("device_function")
+
+
+def compile_kernel(source: str, entry: str,
+                   transfers: Mapping[str, Union[TransferSpec, Transfer]], *,
+                   language: str = "cuda", target: str = "sm_100a", backend: str = "auto",
+                   opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
+                   extra_options: Iterable[str] = ()) -> Kernel:
+    """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (DESIGN.md §7).
+
+    `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
+    options. A CUDA source includes <tmemjit/transfers.cuh>, generated for these transfers; a PTX
+    source calls them as .func. target "sm_90" builds the emulated form for a Hopper GPU. The
+    result is cached in memory and on disk like compile_transfer. Raises Error: a transfer's rule
+    error, or "toolchain" with the compiler log.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a str, not {type(source).__name__}")
+    if not isinstance(entry, str):
+        raise TypeError(f"entry must be a str, not {type(entry).__name__}")
+    if not isinstance(transfers, Mapping):
+        raise TypeError(f"transfers must be a mapping of names to TransferSpec or Transfer, "
+                        f"not {type(transfers).__name__}")
+    if isinstance(extra_options, str):
+        raise TypeError("extra_options must be a sequence of str, not a str")
+    rows = []
+    for name, value in transfers.items():
+        if not isinstance(name, str):
+            raise TypeError(f"transfer names must be str, not {type(name).__name__}")
+        if isinstance(value, TransferSpec):
+            value = Transfer(value)
+        elif not isinstance(value, Transfer):
+            raise TypeError(f"transfer {name!r} must be a TransferSpec or a Transfer, "
+                            f"not {type(value).__name__}")
+        rows.append((name, value.spec, value.wait, value.warp_argument, value.column_argument))
+    if not _tmemjit._have_specialize:
+        raise _unavailable("compile_kernel")
+    return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
+                                    line_info, keep_dir, list(extra_options))
