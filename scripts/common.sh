@@ -61,11 +61,24 @@ tmemjit_install_nvptxcompiler() {
     tmemjit_log "could not install nvidia-nvptxcompiler==$version.*; the auto backend will use nvJitLink"
 }
 
+# The CuTe agreement tests (tests/cute, CTest label `cute`) compile against CUTLASS 4.2's headers,
+# which PyPI ships in the nvidia-cutlass wheel (cutlass_library/source/include). Skipped when
+# $TMEMJIT_CUTLASS_DIR names a checkout; failure only logs: the cute tests then skip with the reason.
+TMEMJIT_CUTLASS_WHEEL=nvidia-cutlass==4.2.0.0
+tmemjit_install_cutlass() {
+  [ -n "${TMEMJIT_CUTLASS_DIR:-}" ] && return 0
+  python3 -c 'import importlib.util as u, os, sys; s = u.find_spec("cutlass_library"); sys.exit(0 if s and os.path.exists(os.path.join(os.path.dirname(s.origin), "source/include/cute/atom/copy_traits_sm100.hpp")) else 1)' 2>/dev/null && return 0
+  tmemjit_log "installing CUTLASS's headers from PyPI ($TMEMJIT_CUTLASS_WHEEL) for the CuTe agreement tests"
+  python3 -m pip install -q --disable-pip-version-check "$TMEMJIT_CUTLASS_WHEEL" >/dev/null 2>&1 ||
+    tmemjit_log "could not install $TMEMJIT_CUTLASS_WHEEL; the cute tests will be skipped with a reason"
+}
+
 tmemjit_setup() {
   tmemjit_install_packages
   tmemjit_find_cuda
   tmemjit_install_nvdisasm
   tmemjit_install_nvptxcompiler
+  tmemjit_install_cutlass
 }
 
 tmemjit_configure_and_build() {
