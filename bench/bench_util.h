@@ -15,16 +15,16 @@
 #include <vector>
 
 #include "kernels/transfer_kernels.h"
-#include "runtime/compile.h"
-#include "runtime/subprocess.h"
-#include "tests/spec_fixtures.h"
+#include "runtime/compile/backends.h"
+#include "runtime/support/subprocess.h"
+#include "tests/common/spec_fixtures.h"
 #include "tmem/check.h"
 #include "tmem/opcode.h"
 #include "tmem/transfer.h"
 
 namespace tmem::bench {
 
-// The seed's Layout B store as the user writes it (tests/spec_fixtures.h): the cold-JIT input.
+// The seed's Layout B store as the user writes it (tests/common/spec_fixtures.h): the cold-JIT input.
 inline const tmemjit_test::SpecText& seed_text() {
   static const tmemjit_test::SpecText text = tmemjit_test::seed_layout_b(/*store=*/true);
   return text;
@@ -37,7 +37,7 @@ inline Result<TransferSpec> parse_spec(const tmemjit_test::SpecText& text) {
   return TransferSpec::from_fields(text.op, text.scope, text.tmem, text.regs, tmem2, imm);
 }
 
-// The warpgroup identity spec of a b32 store (tests/spec_fixtures.h identity_spec): one
+// The warpgroup identity spec of a b32 store (tests/common/spec_fixtures.h identity_spec): one
 // instruction per warp, num registers per thread for 32x32b (the kernel-size axis of the sweep).
 inline tmemjit_test::SpecText identity_store(Shape shape, int num) {
   return tmemjit_test::identity_spec(Opcode::make(Direction::kStore, shape, num, false).value());

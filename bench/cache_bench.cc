@@ -16,7 +16,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/compile_transfer.h"
+#include "runtime/jit/compile_transfer.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
 #include "tmem/transfer.h"

@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "kernels/transfer_kernels.h"
-#include "runtime/check_by_dims.h"
+#include "runtime/check/by_dims.h"
 #include "tmem/check.h"
 #include "tmem/select.h"
 #include "tmem/transfer.h"
@@ -30,7 +30,7 @@ void BM_CheckAndPlan(benchmark::State& state) {
 }
 BENCHMARK(BM_CheckAndPlan)->Unit(benchmark::kMicrosecond);
 
-// The per-element reference the fast path must match (runtime/check_by_dims.h): the ratio to
+// The per-element reference the fast path must match (runtime/check/by_dims.h): the ratio to
 // BM_CheckAndPlan is what the per-dim proof saves.
 void BM_CheckEachElement(benchmark::State& state) {
   const auto spec = seed_spec().value();

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "runtime/elf.h"
-#include "runtime/sass.h"
+#include "common/elf.h"
+#include "runtime/compile/sass.h"
 
 namespace {
 

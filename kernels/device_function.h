@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "runtime/ptx_ir.h"
+#include "runtime/ptx/ir.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
 #include "tmem/target.h"

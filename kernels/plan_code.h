@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "runtime/ptx_ir.h"
+#include "runtime/ptx/ir.h"
 #include "tmem/plan.h"
 
 namespace tmem::kernels {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/ptx_ir.h"
+#include "runtime/ptx/ir.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"

@@ -56,8 +56,8 @@ run_asan() {
 
 run_tsan() {
   local dir=${TMEMJIT_TSAN_BUILD_DIR:-$TMEMJIT_ROOT/build-tsan}
-  # A suite that replaces operator new must guard it with tests/sanitizer_util.h to build here.
-  local suites=(memory_cache_test cache_test disk_cache_test compile_transfer_test)
+  # A suite that replaces operator new must guard it with tests/common/sanitizer_util.h to build here.
+  local suites=(cache_test jit_test)
   tmemjit_log "TSan: building $dir (${suites[*]})"
   sanitized_build "$dir" thread OFF tmemjit tmemjit_cli "${suites[@]}"
   tmemjit_log "TSan: running the concurrency tests"

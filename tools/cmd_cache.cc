@@ -2,7 +2,7 @@
 #include <iostream>
 #include <memory>
 
-#include "runtime/cache.h"
+#include "runtime/cache/module_cache.h"
 #include "tmem/cache.h"
 #include "tools/cli.h"
 

@@ -5,8 +5,8 @@
 
 #include "kernels/device_function.h"
 #include "kernels/transfer_kernels.h"
-#include "runtime/compile.h"
-#include "runtime/compile_transfer.h"
+#include "runtime/compile/backends.h"
+#include "runtime/jit/compile_transfer.h"
 #include "tmem/check.h"
 #include "tmem/compile.h"
 #include "tools/cli.h"

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/check_by_dims.h"
+#include "runtime/check/by_dims.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tmem/check.h"
 #include "tmem/layout.h"

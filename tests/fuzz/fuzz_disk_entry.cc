@@ -21,7 +21,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/disk_cache.h"
+#include "runtime/cache/disk.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

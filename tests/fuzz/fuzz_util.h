@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/hash.h"
+#include "runtime/support/hash.h"
 #include "tmem/result.h"
 
 namespace tmemjit_fuzz {

@@ -1,6 +1,6 @@
 // Writes the fuzzers' seed corpora from the inputs the unit tests and the docs use: every opcode
 // form, the layouts and views of docs/descriptor-language.md, the seed document's specs and the
-// identity spec of every form (tests/spec_fixtures.h), and valid disk-cache entries.
+// identity spec of every form (tests/common/spec_fixtures.h), and valid disk-cache entries.
 // Usage: fuzz_seed_corpus DIR  (writes DIR/<target>/<name>; the tree holds tests/fuzz/corpus).
 #include <cctype>
 #include <cstdio>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/disk_cache.h"
-#include "spec_fixtures.h"
+#include "runtime/cache/disk.h"
+#include "common/spec_fixtures.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tmem/opcode.h"
 #include "tmem/transfer.h"

@@ -1,0 +1,341 @@
+// The on-disk module cache: validated entry files, temp-then-rename writes, LRU eviction by mtime.
+#include "runtime/cache/disk.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace tmem {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[4] = {'T', 'M', 'J', 'C'};
+// Larger files are not cache entries we wrote; refuse them rather than allocate.
+constexpr uint64_t kMaxEntryBytes = uint64_t{1} << 32;
+// Temp files older than this belong to a writer that died; eviction scans remove them.
+constexpr auto kStaleTempAge = std::chrono::hours(1);
+constexpr std::string_view kEntrySuffix = ".bin";
+constexpr std::string_view kTempMarker = ".tmp.";
+
+std::atomic<bool> g_warned{false};
+
+void put_u32(char* out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(value >> (8 * i));
+}
+void put_u64(char* out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(value >> (8 * i));
+}
+uint32_t get_u32(const char* in) {
+  uint32_t value = 0;
+  for (int i = 0; i < 4; ++i)
+    value |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return value;
+}
+uint64_t get_u64(const char* in) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i)
+    value |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return value;
+}
+
+Error bad_entry(const std::string& what) {
+  return Error(ErrorCode::kIo, "bad cache entry: " + what);
+}
+
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool read_all(int fd, char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::read(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) return false;  // the file shrank under us
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// mkdir that treats "already exists" as success (other processes create the same shards).
+bool make_dir(const fs::path& path) { return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST; }
+
+bool is_entry_name(std::string_view name) {
+  return name.size() == 30 + kEntrySuffix.size() && name.ends_with(kEntrySuffix);
+}
+bool is_temp_name(std::string_view name) {
+  return name.find(kTempMarker) != std::string_view::npos;
+}
+
+struct FileInfo {
+  fs::path path;
+  struct timespec mtime;
+  uint64_t bytes;
+};
+
+// Every entry file under `version_dir`, plus (in `stale`) temp files old enough to be garbage.
+std::vector<FileInfo> scan(const fs::path& version_dir, std::vector<fs::path>* stale) {
+  std::vector<FileInfo> files;
+  std::error_code ec;
+  const auto now = std::chrono::system_clock::now();
+  for (fs::directory_iterator shard(version_dir, ec), end; !ec && shard != end;
+       shard.increment(ec)) {
+    const std::string shard_name = shard->path().filename().string();
+    if (shard_name.size() != 2) continue;
+    std::error_code inner;
+    for (fs::directory_iterator it(shard->path(), inner); !inner && it != end;
+         it.increment(inner)) {
+      const std::string name = it->path().filename().string();
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (is_entry_name(name)) {
+        files.push_back({it->path(), st.st_mtim, static_cast<uint64_t>(st.st_size)});
+      } else if (stale != nullptr && is_temp_name(name)) {
+        const auto mtime = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
+        if (now - mtime > kStaleTempAge) stale->push_back(it->path());
+      }
+    }
+  }
+  return files;
+}
+
+bool older(const FileInfo& a, const FileInfo& b) {
+  if (a.mtime.tv_sec != b.mtime.tv_sec) return a.mtime.tv_sec < b.mtime.tv_sec;
+  return a.mtime.tv_nsec < b.mtime.tv_nsec;
+}
+
+}  // namespace
+
+std::string encode_entry(const Key128& key, const Payload& payload) {
+  std::string file(kDiskHeaderBytes + payload.size_bytes(), '\0');
+  char* header = file.data();
+  std::memcpy(header, kMagic, 4);
+  put_u32(header + 4, kDiskFormatVersion);
+  unsigned char key_bytes[16];
+  key.to_bytes(key_bytes);
+  std::memcpy(header + 8, key_bytes, 16);
+  put_u64(header + 24, payload.blob.size());
+  put_u64(header + 32, payload.text.size());
+  put_u64(header + 40, payload.meta.size());
+  char* body = header + kDiskHeaderBytes;
+  if (!payload.blob.empty()) std::memcpy(body, payload.blob.data(), payload.blob.size());
+  body += payload.blob.size();
+  if (!payload.text.empty()) std::memcpy(body, payload.text.data(), payload.text.size());
+  body += payload.text.size();
+  if (!payload.meta.empty()) std::memcpy(body, payload.meta.data(), payload.meta.size());
+  put_u64(header + 48, XXH3_64bits(header + kDiskHeaderBytes, payload.size_bytes()));
+  put_u64(header + 56, XXH3_64bits(header, 56));
+  return file;
+}
+
+Result<Payload> decode_entry(const Key128& key, std::span<const char> file) {
+  if (file.size() < kDiskHeaderBytes)
+    return bad_entry("file of " + std::to_string(file.size()) + " bytes is shorter than the " +
+                     std::to_string(kDiskHeaderBytes) + "-byte header");
+  const char* header = file.data();
+  if (std::memcmp(header, kMagic, 4) != 0) return bad_entry("magic is not TMJC");
+  if (const uint32_t version = get_u32(header + 4); version != kDiskFormatVersion)
+    return bad_entry("format version " + std::to_string(version) + ", expected " +
+                     std::to_string(kDiskFormatVersion));
+  if (get_u64(header + 56) != XXH3_64bits(header, 56)) return bad_entry("header checksum mismatch");
+  const Key128 stored = Key128::from_bytes(reinterpret_cast<const unsigned char*>(header + 8));
+  if (stored != key) return bad_entry("key " + stored.hex() + ", expected " + key.hex());
+  const uint64_t blob = get_u64(header + 24);
+  const uint64_t text = get_u64(header + 32);
+  const uint64_t meta = get_u64(header + 40);
+  const uint64_t body = file.size() - kDiskHeaderBytes;
+  // Compare piecewise so huge stored sizes cannot overflow the sum.
+  if (blob > body || text > body - blob || meta != body - blob - text)
+    return bad_entry("payload sizes " + std::to_string(blob) + "+" + std::to_string(text) + "+" +
+                     std::to_string(meta) + " do not match the " + std::to_string(body) +
+                     " bytes after the header");
+  const char* data = header + kDiskHeaderBytes;
+  if (get_u64(header + 48) != XXH3_64bits(data, body))
+    return bad_entry("payload checksum mismatch");
+  Payload payload;
+  payload.blob.assign(data, data + blob);
+  payload.text.assign(data + blob, text);
+  payload.meta.assign(data + blob + text, meta);
+  return payload;
+}
+
+DiskCache::DiskCache(fs::path root, uint64_t max_bytes)
+    : root_(std::move(root)),
+      version_dir_(root_ / ("v" + std::to_string(kDiskFormatVersion))),
+      max_bytes_(max_bytes) {}
+
+fs::path DiskCache::entry_path(const Key128& key) const {
+  const std::string hex = key.hex();
+  return version_dir_ / hex.substr(0, 2) / (hex.substr(2) + std::string(kEntrySuffix));
+}
+
+std::optional<Payload> DiskCache::read(const Key128& key, ReadStatus* status) {
+  auto report = [&](ReadStatus value) {
+    if (status != nullptr) *status = value;
+  };
+  const fs::path path = entry_path(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    report(ReadStatus::kAbsent);
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::vector<char> file;
+  bool readable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                  static_cast<uint64_t>(st.st_size) <= kMaxEntryBytes;
+  if (readable) {
+    file.resize(static_cast<size_t>(st.st_size));
+    readable = read_all(fd, file.data(), file.size());
+  }
+  Result<Payload> decoded =
+      readable ? decode_entry(key, file) : Result<Payload>(bad_entry("unreadable"));
+  if (!decoded.ok()) {
+    // Remove the bad file, unless another process has already renamed a fresh one over it.
+    struct stat now {};
+    if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+      ::unlink(path.c_str());
+    ::close(fd);
+    report(ReadStatus::kInvalid);
+    return std::nullopt;
+  }
+  ::futimens(fd, nullptr);  // LRU: a hit makes the entry the newest; failure only ages it
+  ::close(fd);
+  report(ReadStatus::kHit);
+  return std::move(decoded).value();
+}
+
+void DiskCache::fail_writes(const std::string& what, int error_number) {
+  writable_.store(false, std::memory_order_relaxed);
+  if (!g_warned.exchange(true))
+    std::fprintf(stderr,
+                 "tmemjit: warning: disk cache disabled, %s failed (%s); caching in memory only\n",
+                 what.c_str(), std::strerror(error_number));
+}
+
+void DiskCache::reset_warning_for_testing() noexcept { g_warned.store(false); }
+
+DiskCache::WriteOutcome DiskCache::write(const Key128& key, const Payload& payload) {
+  WriteOutcome outcome;
+  if (!writable()) return outcome;
+  const fs::path path = entry_path(key);
+  const fs::path shard = path.parent_path();
+  if (!make_dir(shard)) {
+    // First write under this root: create the parents, then the shard.
+    std::error_code ec;
+    fs::create_directories(version_dir_, ec);
+    if (!make_dir(shard)) {
+      fail_writes("creating " + shard.string(), errno);
+      return outcome;
+    }
+  }
+  const std::string file = encode_entry(key, payload);
+  std::string temp = path.string() + std::string(kTempMarker) + "XXXXXX";
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) {
+    fail_writes("creating a file in " + shard.string(), errno);
+    return outcome;
+  }
+  bool ok = ::fchmod(fd, 0644) == 0 && write_all(fd, file.data(), file.size());
+  int error_number = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error_number = errno;
+  }
+  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    error_number = errno;
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    fail_writes("writing " + path.string(), error_number);
+    return outcome;
+  }
+  outcome.written = true;
+
+  std::lock_guard lock(total_mutex_);
+  if (!total_known_) {
+    total_bytes_ = usage().bytes;  // includes the file just written
+    total_known_ = true;
+  } else {
+    total_bytes_ += file.size();
+  }
+  if (total_bytes_ > max_bytes_) outcome.evicted = evict_locked(path);
+  return outcome;
+}
+
+uint64_t DiskCache::evict_locked(const fs::path& keep) {
+  std::vector<fs::path> stale;
+  std::vector<FileInfo> files = scan(version_dir_, &stale);
+  for (const fs::path& path : stale) ::unlink(path.c_str());
+  uint64_t total = 0;
+  for (const FileInfo& file : files) total += file.bytes;
+  std::sort(files.begin(), files.end(), older);
+  const uint64_t low_water = max_bytes_ / 4 * 3;
+  uint64_t evicted = 0;
+  for (const FileInfo& file : files) {
+    if (total <= low_water) break;
+    if (file.path == keep) continue;
+    if (::unlink(file.path.c_str()) == 0) ++evicted;
+    total -= file.bytes;  // gone either way: removed here or by another process
+  }
+  total_bytes_ = total;
+  return evicted;
+}
+
+DiskCache::Usage DiskCache::usage() const {
+  Usage total;
+  for (const FileInfo& file : scan(version_dir_, nullptr)) {
+    ++total.entries;
+    total.bytes += file.bytes;
+  }
+  return total;
+}
+
+Result<uint64_t> DiskCache::clear() {
+  uint64_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator shard(version_dir_, ec), end; !ec && shard != end;
+       shard.increment(ec)) {
+    std::error_code inner;
+    for (fs::directory_iterator it(shard->path(), inner); !inner && it != end;
+         it.increment(inner)) {
+      const std::string name = it->path().filename().string();
+      if (!is_entry_name(name) && !is_temp_name(name)) continue;
+      if (::unlink(it->path().c_str()) == 0)
+        ++removed;
+      else if (errno != ENOENT)
+        return Error(ErrorCode::kIo, "cannot remove cache entry " + it->path().string() + ": " +
+                                         std::strerror(errno));
+    }
+  }
+  std::lock_guard lock(total_mutex_);
+  total_known_ = false;
+  return removed;
+}
+
+}  // namespace tmem

@@ -1,0 +1,31 @@
+// libnvrtc, opened with dlopen on first use (runtime/cuda/shared_library.h), so that a process without
+// it still loads libtmemjit; only compile_cuda (the CUDA C++ form) needs it.
+#pragma once
+
+#include <nvrtc.h>
+
+#include "tmem/result.h"
+
+namespace tmem::nvrtc {
+
+// The entry points compile_cuda calls, typed by the header libtmemjit was built with.
+struct Api {
+  decltype(&::nvrtcGetErrorString) get_error_string = nullptr;
+  decltype(&::nvrtcVersion) version = nullptr;
+  decltype(&::nvrtcCreateProgram) create_program = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroy_program = nullptr;
+  decltype(&::nvrtcAddNameExpression) add_name_expression = nullptr;
+  decltype(&::nvrtcCompileProgram) compile_program = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) get_program_log_size = nullptr;
+  decltype(&::nvrtcGetProgramLog) get_program_log = nullptr;
+  decltype(&::nvrtcGetCUBINSize) get_cubin_size = nullptr;
+  decltype(&::nvrtcGetCUBIN) get_cubin = nullptr;
+  decltype(&::nvrtcGetLoweredName) get_lowered_name = nullptr;
+};
+
+// The library: $TMEMJIT_NVRTC_LIBRARY when set, else libnvrtc.so.<major> from the loader's search
+// path, then from the toolkit libtmemjit was built against. Opened once per process; the outcome
+// (the Api or the reason it is unavailable, kToolchain) is remembered.
+Result<const Api*> api();
+
+}  // namespace tmem::nvrtc

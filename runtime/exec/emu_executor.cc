@@ -1,0 +1,87 @@
+// The emu executor: harness kernels lowered to sm_90 PTX with TMEM in global memory
+// (kernels/emulation_kernels.h), run on any GPU of compute capability 9.0 or later.
+#include <memory>
+#include <vector>
+
+#include "kernels/emulation_kernels.h"
+#include "kernels/transfer_kernels.h"
+#include "runtime/exec/device_launch.h"
+#include "runtime/exec/executor.h"
+
+namespace tmem {
+namespace {
+
+constexpr int kMinComputeCapability = 90;
+// Real TMEM holds garbage after alloc; emulated TMEM starts as this byte, so a check that reads a
+// cell no instruction wrote sees 0xA5A5A5A5 rather than a lucky zero.
+constexpr unsigned char kPoison = 0xA5;
+
+Status needs_emulation_device(const driver::DeviceInfo& info) {
+  if (info.compute_capability >= kMinComputeCapability) return std::monostate{};
+  return Error(ErrorCode::kTarget,
+               "needs compute capability 9.0 or later, found " +
+                   driver::cc_to_string(info.compute_capability),
+               "device " + std::to_string(info.ordinal) + " (" + info.name +
+                   "); the emulation is compiled for sm_90");
+}
+
+class EmuExecutor final : public Executor {
+ public:
+  explicit EmuExecutor(driver::DeviceInfo info) : info_(std::move(info)) {}
+
+  Device device() const noexcept override { return Device::kEmu; }
+  std::string description() const override { return "emu on " + device_launch::describe(info_); }
+
+  Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+             std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
+    if (Status ok = device_launch::check_buffers(plan, kind, first.size(), second.size()); !ok)
+      return ok;
+    auto kernel = kernels::build_emulation_kernel(plan, kind);
+    if (!kernel) return std::move(kernel).error();
+    auto ptx = ptx::print(kernel->module);
+    if (!ptx) return std::move(ptx).error();
+
+    // The device of the current context now, which may differ from the one seen at creation.
+    auto info = device_launch::current_device_info();
+    if (!info) return std::move(info).error();
+    if (Status ok = needs_emulation_device(*info); !ok) return ok;
+    // A sm_90 cubin runs on 9.x; later devices get the PTX, which the driver compiles for them.
+    const auto build = info->compute_capability / 10 == 9 ? device_launch::Build::kCompile
+                                                          : device_launch::Build::kDriverJit;
+    CompileOptions options;
+    options.target = Target::kSm90;
+    auto function = device_launch::cached_kernel(*ptx, kernels::kernel_name(kind), build, options);
+    if (!function) return std::move(function).error();
+
+    auto buffer = driver::DeviceBuffer::alloc(kernels::kEmuBufferWords * sizeof(std::uint32_t));
+    if (!buffer) return std::move(buffer).error();
+    if (Status ok = buffer->fill(kPoison); !ok) return ok;
+    const std::vector<std::uint32_t> clear(kernels::kEmuStatusWords, 0);
+    if (Status ok = buffer->upload(clear.data(), clear.size() * sizeof(std::uint32_t)); !ok)
+      return ok;
+
+    const int threads = kernels::launch_shape(plan, kind).threads;
+    if (Status ok =
+            device_launch::run_harness(*function, Target::kSm90, threads, first, second, &*buffer);
+        !ok)
+      return ok;
+    std::vector<std::uint32_t> status(2 * static_cast<size_t>(threads));
+    if (Status ok = buffer->download(status.data(), status.size() * sizeof(std::uint32_t)); !ok)
+      return ok;
+    return kernels::check_emulation_status(*kernel, status);
+  }
+
+ private:
+  driver::DeviceInfo info_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Executor>> make_emu_executor() {
+  auto info = device_launch::current_device_info();
+  if (!info) return std::move(info).error();
+  if (Status ok = needs_emulation_device(*info); !ok) return std::move(ok).error();
+  return std::unique_ptr<Executor>(std::make_unique<EmuExecutor>(std::move(*info)));
+}
+
+}  // namespace tmem

@@ -1,0 +1,72 @@
+// The gpu executor: the real tcgen05 harness kernels on a GPU of compute capability 10.x/11.x.
+#include <memory>
+
+#include "kernels/transfer_kernels.h"
+#include "runtime/exec/device_launch.h"
+#include "runtime/exec/executor.h"
+
+namespace tmem {
+namespace {
+
+// The tcgen05 target for a device: its arch-specific target (sm_100a on 10.0), else a family
+// target that runs on it (sm_100f on a later 10.x).
+Result<Target> target_for(const driver::DeviceInfo& info) {
+  const int cc = info.compute_capability;
+  for (bool family : {false, true})
+    for (Target target : all_targets())
+      if (is_family_target(target) == family && runs_on(target, cc)) return target;
+  return Error(
+      ErrorCode::kTarget, "needs compute capability 10.x, found " + driver::cc_to_string(cc),
+      "device " + std::to_string(info.ordinal) + " (" + info.name +
+          ") has no tcgen05; tcgen05 targets: sm_100a and sm_100f (10.0), sm_103a and sm_103f "
+          "(10.3), sm_110a and sm_110f (11.0); `tmemjit run --device emu` runs the emulation on "
+          "any GPU of compute capability 9.0 or later");
+}
+
+class GpuExecutor final : public Executor {
+ public:
+  GpuExecutor(driver::DeviceInfo info, Target target) : info_(std::move(info)), target_(target) {}
+
+  Device device() const noexcept override { return Device::kGpu; }
+  std::string description() const override {
+    return "gpu on " + device_launch::describe(info_) + ", " + std::string(to_string(target_));
+  }
+
+  Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+             std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
+    if (Status ok = device_launch::check_buffers(plan, kind, first.size(), second.size()); !ok)
+      return ok;
+    // The device of the current context now, which may differ from the one seen at creation.
+    auto info = device_launch::current_device_info();
+    if (!info) return std::move(info).error();
+    auto target = target_for(*info);
+    if (!target) return std::move(target).error();
+    auto module = kernels::build_kernel(plan, kind, *target);
+    if (!module) return std::move(module).error();
+    auto ptx = ptx::print(*module);
+    if (!ptx) return std::move(ptx).error();
+    CompileOptions options;
+    options.target = *target;
+    auto function = device_launch::cached_kernel(*ptx, kernels::kernel_name(kind),
+                                                 device_launch::Build::kCompile, options);
+    if (!function) return std::move(function).error();
+    return device_launch::run_harness(*function, *target, kernels::launch_shape(plan, kind).threads,
+                                      first, second);
+  }
+
+ private:
+  driver::DeviceInfo info_;
+  Target target_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Executor>> make_gpu_executor() {
+  auto info = device_launch::current_device_info();
+  if (!info) return std::move(info).error();
+  auto target = target_for(*info);
+  if (!target) return std::move(target).error();
+  return std::unique_ptr<Executor>(std::make_unique<GpuExecutor>(std::move(*info), *target));
+}
+
+}  // namespace tmem

@@ -1,0 +1,48 @@
+// compile_transfer's internals: its cache key, the compiler versions in it, and a variant of the
+// call that says where the kernel came from (for `tmemjit compile` and tests).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runtime/cache/module_cache.h"
+#include "runtime/support/hash.h"
+#include "tmem/jit.h"
+
+namespace tmem {
+
+// The cache key of compile_transfer(spec, options, kind): XXH3-128 of the fixed record
+//   "tmemjit/transfer" | spec.fingerprint() | kind | context digest
+// where the context digest is a KeyBuilder over kCacheKeyFormatVersion, the target, the resolved
+// backend, to_string(options) with the backend resolved, each extra option on its own,
+// compiler_version(backend) and libtmemjit's own GNU build ID (so a rebuilt library, whose kernel
+// builders may differ, never reuses older entries). kUsage for Backend::kNvrtc.
+Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
+                                  KernelKind kind);
+
+// The version of the compiler behind resolve_backend(backend), asking only that compiler (so an
+// in-process backend never starts `ptxas --version`): "nvjitlink 13.0", "ptxas Cuda compilation
+// tools, release 13.0, V13.0.48", "driver 13000", ...; "<backend> unavailable" when it cannot be
+// asked. Each answer is computed once per process.
+const std::string& compiler_version(Backend backend);
+
+// libtmemjit's GNU build ID as "build-id <hex>" (without one: "file <path> <size> <mtime>"), part
+// of every compile_transfer key. Computed once per process.
+const std::string& library_build_id();
+
+// What one compile_transfer call did.
+struct TransferCompileReport {
+  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
+  Key128 key;
+  Backend backend = Backend::kNvJitLink;  // the resolved backend
+  double compile_ms = 0;  // the compile this call ran (check, build, print, compiler); else 0
+  std::string log;        // the compiler's log kept with the entry (also after a disk hit)
+};
+// "memory hit", "disk hit", "miss", "off".
+std::string_view to_string(ModuleCache::Lookup lookup) noexcept;
+
+// compile_transfer, filling `report` (which may be null).
+Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const CompileOptions& options,
+                                         KernelKind kind, TransferCompileReport* report);
+
+}  // namespace tmem

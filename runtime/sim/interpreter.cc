@@ -1,0 +1,956 @@
+// The CPU simulator's interpreter: scalar PTX per thread, tcgen05 collectives per warp, and the
+// runtime rules of TCGEN05.md §5-7 checked as the instructions execute.
+#include "runtime/sim/interpreter.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/sim/order.h"
+#include "tmem/image.h"
+
+namespace tmem::sim {
+namespace {
+
+using ptx::Instruction;
+using ptx::Op;
+using ptx::Operand;
+using ptx::Reg;
+using ptx::RegClass;
+using ptx::Type;
+
+constexpr std::int32_t kUndefined = -2;  // register state: never written
+constexpr std::int32_t kDefined = -1;    // register state: holds a value; >= 0: pending tcgen05.ld
+
+bool is_warp_point(const Instruction& i) {
+  if (is_tcgen05(i.op())) return true;
+  switch (i.op()) {
+    case Op::kBarSync:
+    case Op::kBarWarpSync:
+      return true;
+    case Op::kBra:
+      return i.int_arg() != 0;  // bra.uni: every thread of the warp must agree
+    default:
+      return false;
+  }
+}
+
+int width_of(Type type) { return ptx::type_bits(type); }
+bool is_signed(Type type) { return type == Type::kS32 || type == Type::kS64; }
+std::uint64_t mask_of(int bits) {
+  return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+}
+std::int64_t sign_extend(std::uint64_t value, int bits) {
+  if (bits >= 64) return static_cast<std::int64_t>(value);
+  const std::uint64_t sign = std::uint64_t{1} << (bits - 1);
+  return static_cast<std::int64_t>((value ^ sign) - sign);
+}
+
+std::string lanes_text(const std::vector<int>& lanes) {
+  std::string text;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    size_t j = i;
+    while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
+    text += (text.empty() ? "" : ",") + std::to_string(lanes[i]);
+    if (j > i) text += "-" + std::to_string(lanes[j]);
+    i = j;
+  }
+  return text;
+}
+
+std::string hex32(std::uint64_t value) {
+  std::ostringstream os;
+  os << "0x" << std::hex << value;
+  return os.str();
+}
+
+class Interpreter {
+ public:
+  Interpreter(const ptx::Module& module, const ptx::Function& function, const Config& config,
+              std::span<const std::uint64_t> params, GlobalMemory& memory,
+              std::vector<std::string> lines, std::vector<int> line_numbers)
+      : module_(module),
+        f_(function),
+        body_(function.body()),
+        config_(config),
+        params_(params),
+        global_(memory),
+        lines_(std::move(lines)),
+        line_numbers_(std::move(line_numbers)),
+        warps_(config.threads / 32),
+        order_(config.threads / 32),
+        threads_(static_cast<size_t>(config.threads)),
+        warp_state_(static_cast<size_t>(config.threads / 32)) {}
+
+  Status run() {
+    try {
+      setup();
+      schedule();
+      return std::monostate{};
+    } catch (Error& error) {
+      return std::move(error);
+    }
+  }
+
+ private:
+  struct Thread {
+    int pc = 0;
+    bool exited = false;
+  };
+  struct WarpState {
+    bool done = false;
+    bool at_barrier = false;
+    int exit_instr = -1;  // a ret that one of its threads executed
+  };
+
+  // ---- errors -------------------------------------------------------------------------------
+
+  std::string mnemonic(int instr) const {
+    if (instr < 0) return "";
+    std::string text = lines_[static_cast<size_t>(instr)];
+    size_t start = text.find_first_not_of(" \t");
+    if (start == std::string::npos) return text;
+    if (text[start] == '@') start = text.find(' ', start) + 1;
+    const size_t end = text.find_first_of(" ;", start);
+    return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  }
+  std::string where(int instr) const {
+    return "line " + std::to_string(line_numbers_[static_cast<size_t>(instr)]) + " (" +
+           mnemonic(instr) + ")";
+  }
+
+  // A broken rule: "sim: line 41 (tcgen05.st...): <what> (<rule>)"; the details hold the PTX line.
+  [[noreturn]] void fail(int instr, int warp, int thread, const std::string& what,
+                         const std::string& rule, ErrorCode code = ErrorCode::kWrongData) const {
+    std::string message = "sim: ";
+    if (instr >= 0) message += where(instr) + ": ";
+    message += what;
+    if (!rule.empty()) message += " (" + rule + ")";
+    std::string details = "kernel " + f_.name();
+    if (instr >= 0) {
+      std::string line = lines_[static_cast<size_t>(instr)];
+      line.erase(0, line.find_first_not_of(" \t"));
+      details +=
+          ", line " + std::to_string(line_numbers_[static_cast<size_t>(instr)]) + ": " + line;
+    }
+    if (warp >= 0) details += "\nwarp " + std::to_string(warp);
+    if (thread >= 0)
+      details +=
+          ", thread " + std::to_string(thread) + " (lane " + std::to_string(thread % 32) + ")";
+    throw Error(code, message, details);
+  }
+  [[noreturn]] void fail_thread(int thread, const std::string& what,
+                                const std::string& rule = "") const {
+    const Thread& t = threads_[static_cast<size_t>(thread)];
+    fail(t.pc, thread / 32, thread, what, rule);
+  }
+
+  // ---- setup --------------------------------------------------------------------------------
+
+  void setup() {
+    if (params_.size() != f_.params().size())
+      fail(-1, -1, -1,
+           "kernel " + f_.name() + " takes " + std::to_string(f_.params().size()) +
+               " parameters, got " + std::to_string(params_.size()),
+           "", ErrorCode::kUsage);
+    for (size_t i = 0; i < f_.params().size(); ++i) param_index_[f_.params()[i].name] = i;
+    for (const ptx::SharedVar& v : module_.shared_vars())
+      shared_address_[v.name] = shared_.add(v.align, v.count);
+    for (size_t i = 0; i < body_.size(); ++i)
+      if (body_[i].op() == Op::kLabel) labels_[body_[i].text()] = static_cast<int>(i);
+    branch_target_.assign(body_.size(), -1);
+    for (size_t i = 0; i < body_.size(); ++i)
+      if (body_[i].op() == Op::kBra) branch_target_[i] = labels_.at(body_[i].text());
+    for (RegClass cls : {RegClass::kB32, RegClass::kB64, RegClass::kPred}) {
+      const auto c = static_cast<size_t>(cls);
+      reg_count_[c] = static_cast<size_t>(f_.reg_count(cls));
+      values_[c].assign(reg_count_[c] * threads_.size(), 0);
+      state_[c].assign(reg_count_[c] * threads_.size(), kUndefined);
+    }
+  }
+
+  // ---- registers ----------------------------------------------------------------------------
+
+  size_t slot(int thread, const Reg& reg) const {
+    return static_cast<size_t>(thread) * reg_count_[static_cast<size_t>(reg.cls)] +
+           static_cast<size_t>(reg.index);
+  }
+  std::uint64_t read_reg(int thread, const Reg& reg, int instr) const {
+    const size_t s = slot(thread, reg);
+    const std::int32_t state = state_[static_cast<size_t>(reg.cls)][s];
+    if (state == kUndefined)
+      fail(instr, thread / 32, thread, "reads " + reg.name() + ", which no instruction has written",
+           "");
+    if (state >= 0)
+      fail(instr, thread / 32, thread,
+           "uses " + reg.name() + ", a destination of the tcgen05.ld at " + where(state) +
+               ", before tcgen05.wait::ld",
+           "R31, PTX ISA §9.7.16.8.5");
+    return values_[static_cast<size_t>(reg.cls)][s];
+  }
+  void write_reg(int thread, const Reg& reg, std::uint64_t value, int instr,
+                 std::int32_t state = kDefined) {
+    const size_t s = slot(thread, reg);
+    std::int32_t& current = state_[static_cast<size_t>(reg.cls)][s];
+    if (current >= 0)
+      fail(instr, thread / 32, thread,
+           "overwrites " + reg.name() + ", a destination of the tcgen05.ld at " + where(current) +
+               ", before tcgen05.wait::ld",
+           "R31, PTX ISA §9.7.16.8.5");
+    const int bits = reg.cls == RegClass::kB64 ? 64 : reg.cls == RegClass::kB32 ? 32 : 1;
+    values_[static_cast<size_t>(reg.cls)][s] = value & mask_of(bits);
+    current = state;
+  }
+
+  std::uint64_t special(int thread, ptx::SpecialReg reg) const {
+    switch (reg) {
+      case ptx::SpecialReg::kTidX:
+        return static_cast<std::uint64_t>(thread);
+      case ptx::SpecialReg::kNtidX:
+        return static_cast<std::uint64_t>(config_.threads);
+      case ptx::SpecialReg::kCtaidX:
+        return 0;
+      case ptx::SpecialReg::kLaneId:
+        return static_cast<std::uint64_t>(thread % 32);
+    }
+    return 0;
+  }
+
+  std::uint64_t shared_symbol(const std::string& name, int instr, int thread) const {
+    auto it = shared_address_.find(name);
+    if (it == shared_address_.end())
+      fail(instr, thread / 32, thread, "unknown shared variable '" + name + "'", "");
+    return it->second;
+  }
+
+  // The value of a source operand, `bits` wide.
+  std::uint64_t value(int thread, const Operand& o, int bits, int instr) const {
+    switch (o.kind()) {
+      case Operand::Kind::kReg:
+        return read_reg(thread, o.reg(), instr) & mask_of(bits);
+      case Operand::Kind::kImm:
+        return static_cast<std::uint64_t>(o.imm_value()) & mask_of(bits);
+      case Operand::Kind::kSpecial:
+        return special(thread, o.special_reg()) & mask_of(bits);
+      case Operand::Kind::kSymbol:
+        return shared_symbol(o.symbol_name(), instr, thread) & mask_of(bits);
+      case Operand::Kind::kAddress:
+        break;
+    }
+    fail(instr, thread / 32, thread, "an address is not a value", "", ErrorCode::kInternal);
+  }
+
+  // [reg+offset] or [symbol+offset] as a shared or global byte address.
+  std::uint64_t address(int thread, const Operand& o, int instr) const {
+    if (o.kind() != Operand::Kind::kAddress)
+      fail(instr, thread / 32, thread, "expected an address operand", "", ErrorCode::kInternal);
+    const std::uint64_t base = o.symbol_name().empty()
+                                   ? read_reg(thread, o.reg(), instr)
+                                   : shared_symbol(o.symbol_name(), instr, thread);
+    return base + static_cast<std::uint64_t>(o.imm_value());
+  }
+
+  bool guard_passes(int thread, const Instruction& i, int instr) const {
+    if (!i.guard()) return true;
+    const bool p = read_reg(thread, *i.guard(), instr) != 0;
+    return i.guard_negated() ? !p : p;
+  }
+
+  // ---- scalar instructions --------------------------------------------------------------------
+
+  // Runs thread `t` until it reaches a warp point or exits.
+  void run_thread(int t) {
+    Thread& th = threads_[static_cast<size_t>(t)];
+    while (!th.exited) {
+      if (th.pc >= static_cast<int>(body_.size())) {  // fell off the end: the thread exits
+        th.exited = true;
+        return;
+      }
+      const int pc = th.pc;
+      const Instruction& i = body_[static_cast<size_t>(pc)];
+      if (is_warp_point(i)) return;
+      if (++executed_ > config_.instruction_budget)
+        fail(pc, t / 32, t,
+             "the kernel did not finish within " + std::to_string(config_.instruction_budget) +
+                 " instructions; is there a loop that never ends?",
+             "instruction budget");
+      if (!guard_passes(t, i, pc)) {
+        ++th.pc;
+        continue;
+      }
+      execute_scalar(t, i, pc);
+    }
+  }
+
+  void execute_scalar(int t, const Instruction& i, int pc) {
+    Thread& th = threads_[static_cast<size_t>(t)];
+    const auto& d = i.dsts();
+    const auto& s = i.srcs();
+    const int bits = width_of(i.type());
+    const bool signed_type = is_signed(i.type());
+    auto unsupported = [&] {
+      fail(pc, t / 32, t, "the simulator does not execute " + mnemonic(pc), "",
+           ErrorCode::kInternal);
+    };
+    switch (i.op()) {
+      case Op::kLabel:
+      case Op::kComment:
+      case Op::kMembarCta:  // the simulator's memory is sequentially consistent
+        break;
+      case Op::kRet:
+        th.exited = true;
+        warp_state_[static_cast<size_t>(t / 32)].exit_instr = pc;
+        return;
+      case Op::kBra:
+        th.pc = branch_target_[static_cast<size_t>(pc)];
+        return;
+      case Op::kMov:
+        write_reg(t, d[0].reg(), value(t, s[0], bits, pc), pc);
+        break;
+      case Op::kLdParam: {
+        auto it = param_index_.find(s[0].symbol_name());
+        if (it == param_index_.end())
+          fail(pc, t / 32, t, "unknown parameter '" + s[0].symbol_name() + "'", "");
+        write_reg(t, d[0].reg(), params_[it->second] & mask_of(bits), pc);
+        break;
+      }
+      case Op::kCvtaToGlobal:  // simulated generic and global addresses coincide
+        write_reg(t, d[0].reg(), value(t, s[0], 64, pc), pc);
+        break;
+      case Op::kAdd:
+      case Op::kMulLo: {
+        if (i.type() == Type::kF32 || i.type() == Type::kPred) unsupported();
+        const std::uint64_t a = value(t, s[0], bits, pc), b = value(t, s[1], bits, pc);
+        write_reg(t, d[0].reg(), i.op() == Op::kAdd ? a + b : a * b, pc);
+        break;
+      }
+      case Op::kMulWide: {
+        const std::uint64_t a = value(t, s[0], 32, pc), b = value(t, s[1], 32, pc);
+        const std::uint64_t product =
+            signed_type ? static_cast<std::uint64_t>(sign_extend(a, 32) * sign_extend(b, 32))
+                        : a * b;
+        write_reg(t, d[0].reg(), product, pc);
+        break;
+      }
+      case Op::kShl:
+      case Op::kShr: {
+        if (i.type() == Type::kF32 || i.type() == Type::kPred) unsupported();
+        const std::uint64_t a = value(t, s[0], bits, pc), amount = value(t, s[1], 32, pc);
+        std::uint64_t result;
+        if (i.op() == Op::kShl) {
+          result = amount >= static_cast<std::uint64_t>(bits) ? 0 : a << amount;
+        } else if (signed_type) {  // shr.s: arithmetic, clamped to the width (PTX ISA shr)
+          const std::int64_t v = sign_extend(a, bits);
+          result = static_cast<std::uint64_t>(
+              v >> std::min<std::uint64_t>(amount, static_cast<std::uint64_t>(bits - 1)));
+        } else {
+          result = amount >= static_cast<std::uint64_t>(bits) ? 0 : a >> amount;
+        }
+        write_reg(t, d[0].reg(), result, pc);
+        break;
+      }
+      case Op::kAnd:
+      case Op::kOr: {
+        if (i.type() == Type::kF32) unsupported();
+        const std::uint64_t a = value(t, s[0], bits, pc), b = value(t, s[1], bits, pc);
+        write_reg(t, d[0].reg(), i.op() == Op::kAnd ? a & b : a | b, pc);
+        break;
+      }
+      case Op::kSetp:
+        write_reg(t, d[0].reg(), compare(t, i, pc) ? 1 : 0, pc);
+        break;
+      case Op::kLdGlobal:
+      case Op::kStGlobal: {
+        const bool load = i.op() == Op::kLdGlobal;
+        const auto& regs = load ? d : s;
+        const int bytes = 4 * static_cast<int>(regs.size());
+        const std::uint64_t at = address(t, load ? s[0] : d[0], pc);
+        std::string why;
+        if (load) {
+          const std::uint32_t* words = global_.read(at, bytes, why);
+          if (!words) fail(pc, t / 32, t, why, "global memory");
+          for (size_t k = 0; k < regs.size(); ++k) write_reg(t, regs[k].reg(), words[k], pc);
+        } else {
+          std::uint32_t* words = global_.write(at, bytes, why);
+          if (!words) fail(pc, t / 32, t, why, "global memory");
+          for (size_t k = 0; k < regs.size(); ++k)
+            words[k] = static_cast<std::uint32_t>(read_reg(t, regs[k].reg(), pc));
+        }
+        break;
+      }
+      case Op::kLdShared:
+      case Op::kStShared: {
+        const bool load = i.op() == Op::kLdShared;
+        const std::uint64_t at = address(t, load ? s[0] : d[0], pc);
+        SharedMemory::Word* word = shared_.word(at);
+        if (!word)
+          fail(pc, t / 32, t,
+               "shared address " + hex32(at) + " is outside the " +
+                   std::to_string(shared_.bytes()) +
+                   " bytes of shared memory or not 4-byte aligned",
+               "shared memory");
+        if (load) {
+          if (!word->written)
+            fail(pc, t / 32, t, "reads shared address " + hex32(at) + ", which nothing has written",
+                 "shared memory");
+          if (word->writer_warp != t / 32 && word->generation >= order_.barriers())
+            fail(pc, t / 32, t,
+                 "reads shared address " + hex32(at) + ", which warp " +
+                     std::to_string(word->writer_warp) +
+                     " wrote, with no barrier (bar.sync) in between",
+                 "data race");
+          write_reg(t, d[0].reg(), word->value, pc);
+        } else {
+          *word = {static_cast<std::uint32_t>(read_reg(t, s[0].reg(), pc)), true, t / 32,
+                   order_.barriers()};
+        }
+        break;
+      }
+      case Op::kUncheckedRaw:
+        fail(pc, t / 32, t, "the simulator cannot execute raw PTX text ('" + i.text() + "')", "",
+             ErrorCode::kInternal);
+      default:
+        fail(pc, t / 32, t, "internal: " + mnemonic(pc) + " is not a scalar instruction", "",
+             ErrorCode::kInternal);
+    }
+    ++th.pc;
+  }
+
+  bool compare(int t, const Instruction& i, int pc) const {
+    const int bits = width_of(i.type());
+    const std::uint64_t a = value(t, i.srcs()[0], bits, pc), b = value(t, i.srcs()[1], bits, pc);
+    int order;  // -1, 0, 1; 2: unordered (NaN)
+    if (i.type() == Type::kF32) {
+      const float x = std::bit_cast<float>(static_cast<std::uint32_t>(a));
+      const float y = std::bit_cast<float>(static_cast<std::uint32_t>(b));
+      order = x != x || y != y ? 2 : x < y ? -1 : x > y ? 1 : 0;
+    } else if (is_signed(i.type())) {
+      const std::int64_t x = sign_extend(a, bits), y = sign_extend(b, bits);
+      order = x < y ? -1 : x > y ? 1 : 0;
+    } else {
+      order = a < b ? -1 : a > b ? 1 : 0;
+    }
+    if (order == 2) return false;  // ordered comparisons are false on NaN
+    switch (i.cmp()) {
+      case ptx::Cmp::kEq:
+        return order == 0;
+      case ptx::Cmp::kNe:
+        return order != 0;
+      case ptx::Cmp::kLt:
+        return order < 0;
+      case ptx::Cmp::kLe:
+        return order <= 0;
+      case ptx::Cmp::kGt:
+        return order > 0;
+      case ptx::Cmp::kGe:
+        return order >= 0;
+    }
+    return false;
+  }
+
+  // ---- scheduling -----------------------------------------------------------------------------
+
+  void schedule() {
+    for (;;) {
+      for (int w = 0; w < warps_; ++w) {
+        WarpState& ws = warp_state_[static_cast<size_t>(w)];
+        if (!ws.done && !ws.at_barrier) run_warp(w);
+      }
+      std::vector<int> waiting;
+      int exited = -1;
+      for (int w = 0; w < warps_; ++w) {
+        if (warp_state_[static_cast<size_t>(w)].at_barrier)
+          waiting.push_back(w);
+        else if (exited < 0)
+          exited = w;
+      }
+      if (waiting.empty()) break;
+      const int first_pc = threads_[static_cast<size_t>(32 * waiting[0])].pc;
+      if (exited >= 0)
+        fail(first_pc, waiting[0], -1,
+             "bar.sync waits for every thread of the CTA, but warp " + std::to_string(exited) +
+                 " has exited" +
+                 (warp_state_[static_cast<size_t>(exited)].exit_instr >= 0
+                      ? " at " + where(warp_state_[static_cast<size_t>(exited)].exit_instr)
+                      : std::string()) +
+                 ": the barrier never completes",
+             "deadlock");
+      const std::int64_t id = body_[static_cast<size_t>(first_pc)].int_arg();
+      for (int w : waiting) {
+        const int pc = threads_[static_cast<size_t>(32 * w)].pc;
+        if (body_[static_cast<size_t>(pc)].int_arg() != id)
+          fail(pc, w, -1,
+               "warp " + std::to_string(w) + " waits at barrier " +
+                   std::to_string(body_[static_cast<size_t>(pc)].int_arg()) + " while warp " +
+                   std::to_string(waiting[0]) + " waits at barrier " + std::to_string(id) + " (" +
+                   where(first_pc) + "): neither completes",
+               "deadlock");
+      }
+      order_.barrier(waiting);
+      for (int w : waiting) {
+        warp_state_[static_cast<size_t>(w)].at_barrier = false;
+        for (int l = 0; l < 32; ++l) ++threads_[static_cast<size_t>(32 * w + l)].pc;
+      }
+    }
+    // Rule R26: every allocation is freed before the kernel exits.
+    for (const Allocation& block : tmem_.allocations())
+      if (block.live)
+        fail(block.op.instr, block.op.warp, -1,
+             "the kernel exits with TMEM columns " + std::to_string(block.column) + ".." +
+                 std::to_string(block.column + block.ncols - 1) + " still allocated by warp " +
+                 std::to_string(block.op.warp) + " (no tcgen05.dealloc freed them)",
+             "R26, PTX ISA §9.7.16.7.1");
+  }
+
+  // Runs warp `w` until it waits at a barrier or all its threads have exited.
+  void run_warp(int w) {
+    WarpState& ws = warp_state_[static_cast<size_t>(w)];
+    const int first = 32 * w;
+    for (;;) {
+      for (int l = 0; l < 32; ++l) run_thread(first + l);
+      std::vector<int> live, gone;
+      for (int l = 0; l < 32; ++l)
+        (threads_[static_cast<size_t>(first + l)].exited ? gone : live).push_back(l);
+      if (live.empty()) {
+        ws.done = true;
+        return;
+      }
+      // Divergence is reported at the earliest instruction any lane waits at.
+      int pc = threads_[static_cast<size_t>(first + live[0])].pc;
+      for (int l : live) pc = std::min(pc, threads_[static_cast<size_t>(first + l)].pc);
+      const Instruction& i = body_[static_cast<size_t>(pc)];
+      if (!gone.empty())
+        fail(pc, w, -1,
+             "lanes " + lanes_text(live) + " of warp " + std::to_string(w) +
+                 " reach this instruction but lanes " + lanes_text(gone) +
+                 " have exited; it needs all 32 threads of the warp",
+             "divergence, R21");
+      std::vector<int> here, elsewhere;
+      for (int l : live)
+        (threads_[static_cast<size_t>(first + l)].pc == pc ? here : elsewhere).push_back(l);
+      if (!elsewhere.empty())
+        fail(pc, w, -1,
+             "lanes " + lanes_text(here) + " of warp " + std::to_string(w) +
+                 " reach this instruction while lanes " + lanes_text(elsewhere) + " are at " +
+                 where(threads_[static_cast<size_t>(first + elsewhere[0])].pc) +
+                 "; a .sync.aligned instruction needs the whole warp converged",
+             "divergence, R21");
+      executed_ += 32;
+      if (executed_ > config_.instruction_budget)
+        fail(pc, w, -1,
+             "the kernel did not finish within " + std::to_string(config_.instruction_budget) +
+                 " instructions",
+             "instruction budget");
+      // The guard of a warp-wide instruction must agree in every lane.
+      std::vector<int> taken, skipped;
+      for (int l = 0; l < 32; ++l) (guard_passes(first + l, i, pc) ? taken : skipped).push_back(l);
+      if (!taken.empty() && !skipped.empty())
+        fail(pc, w, -1,
+             "the guard " + std::string(i.guard_negated() ? "@!" : "@") + i.guard()->name() +
+                 " is true in lanes " + lanes_text(taken) + " and false in lanes " +
+                 lanes_text(skipped) +
+                 (i.op() == Op::kBra ? "; bra.uni promises a uniform branch"
+                                     : "; the instruction is warp-wide"),
+             "divergence, R21");
+      if (taken.empty()) {
+        advance(w);
+        continue;
+      }
+      if (i.op() == Op::kBra) {
+        for (int l = 0; l < 32; ++l)
+          threads_[static_cast<size_t>(first + l)].pc = branch_target_[static_cast<size_t>(pc)];
+        continue;
+      }
+      if (i.op() == Op::kBarSync) {
+        ws.at_barrier = true;
+        return;
+      }
+      execute_collective(w, i, pc);
+      advance(w);
+    }
+  }
+
+  void advance(int w) {
+    for (int l = 0; l < 32; ++l) ++threads_[static_cast<size_t>(32 * w + l)].pc;
+  }
+
+  // ---- tcgen05 collectives --------------------------------------------------------------------
+
+  // An operand that must hold the same value in every lane (TCGEN05.md §5: .sync.aligned).
+  std::uint64_t uniform(int w, int pc, const Operand& o, const char* what,
+                        bool is_address = false) {
+    std::uint64_t first = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int t = 32 * w + l;
+      const std::uint64_t v = is_address ? address(t, o, pc) : value(t, o, 32, pc);
+      if (l == 0)
+        first = v;
+      else if (v != first)
+        fail(pc, w, t,
+             std::string(what) + " is " + hex32(v) + " in lane " + std::to_string(l) + " but " +
+                 hex32(first) + " in lane 0; every thread of the warp must pass the same value",
+             "R21, PTX ISA §9.7.16.8.3");
+    }
+    return first;
+  }
+
+  void check_cta_group(int w, int pc, const Instruction& i) {
+    if (i.int_arg() != 1)
+      fail(pc, w, -1,
+           "cta_group::" + std::to_string(i.int_arg()) +
+               " needs a peer CTA; the simulator runs one CTA",
+           "", ErrorCode::kInternal);
+  }
+
+  static bool legal_ncols(std::uint64_t n) {
+    return n == 32 || n == 64 || n == 128 || n == 256 || n == 512;
+  }
+
+  void execute_collective(int w, const Instruction& i, int pc) {
+    switch (i.op()) {
+      case Op::kTcgen05Alloc:
+        return alloc(w, i, pc);
+      case Op::kTcgen05Dealloc:
+        return dealloc(w, i, pc);
+      case Op::kTcgen05Relinquish:
+        check_cta_group(w, pc, i);
+        tmem_.relinquish(pc);
+        return;
+      case Op::kTcgen05WaitSt:
+        order_.wait(w, OpKind::kStore);
+        return;
+      case Op::kTcgen05WaitLd:
+        order_.wait(w, OpKind::kLoad);
+        for (int l = 0; l < 32; ++l) {
+          const size_t begin = static_cast<size_t>(32 * w + l) * reg_count_[0];
+          for (size_t r = begin; r < begin + reg_count_[0]; ++r)
+            if (state_[0][r] >= 0) state_[0][r] = kDefined;
+        }
+        return;
+      case Op::kTcgen05FenceBefore:
+        order_.fence_before(w);
+        return;
+      case Op::kTcgen05FenceAfter:
+        order_.fence_after(w);
+        return;
+      case Op::kTcgen05Ld:
+      case Op::kTcgen05St:
+        return transfer(w, i, pc);
+      case Op::kBarWarpSync:  // the whole warp arrived: that is all it asks
+        return;
+      default:
+        fail(pc, w, -1, "internal: " + mnemonic(pc) + " is not a collective", "",
+             ErrorCode::kInternal);
+    }
+  }
+
+  void alloc(int w, const Instruction& i, int pc) {
+    check_cta_group(w, pc, i);
+    const std::uint64_t dst = uniform(w, pc, i.dsts()[0], "the alloc destination", true);
+    const std::uint64_t ncols = uniform(w, pc, i.srcs()[0], "the column count");
+    const std::string warp = "warp " + std::to_string(w);
+    if (!legal_ncols(ncols))
+      fail(
+          pc, w, -1,
+          warp + " allocates " + std::to_string(ncols) + " columns; allowed: 32, 64, 128, 256, 512",
+          "R22, PTX ISA §9.7.16.7.1");
+    if (tmem_.relinquish_instr() >= 0)
+      fail(pc, w, -1,
+           warp + " allocates after the CTA gave up its allocation permit at " +
+               where(tmem_.relinquish_instr()),
+           "R25, PTX ISA §9.7.16.7.1");
+    const int n = static_cast<int>(ncols);
+    if (!tmem_.allocations().empty() && tmem_.allocations().back().ncols < n)
+      fail(pc, w, -1,
+           warp + " allocates " + std::to_string(n) + " columns after an allocation of " +
+               std::to_string(tmem_.allocations().back().ncols) + " at " +
+               where(tmem_.allocations().back().op.instr) + "; allocation sizes must not increase",
+           "R24, PTX ISA §9.7.16.7.1");
+    std::optional<int> column = tmem_.find_free(n, config_.placement);
+    if (!column) {
+      int held = 0;
+      for (const Allocation& block : tmem_.allocations()) held += block.live ? block.ncols : 0;
+      fail(pc, w, -1,
+           warp + " allocates " + std::to_string(n) + " columns but live allocations hold " +
+               std::to_string(held) + " of 512: the alloc blocks forever",
+           "R30, PTX ISA §9.7.16.7.1");
+    }
+    SharedMemory::Word* word = shared_.word(dst);
+    if (!word)
+      fail(pc, w, -1, "the alloc destination " + hex32(dst) + " is not a word of shared memory",
+           "R28");
+    const OpRef op = order_.issue(w, OpKind::kAlloc, pc);
+    tmem_.add(*column, n, op);
+    *word = {static_cast<std::uint32_t>(*column), true, w,
+             order_.barriers()};  // lane 0 in bits 31:16
+  }
+
+  void dealloc(int w, const Instruction& i, int pc) {
+    check_cta_group(w, pc, i);
+    const std::uint64_t taddr = uniform(w, pc, i.srcs()[0], "the dealloc address");
+    const std::uint64_t ncols = uniform(w, pc, i.srcs()[1], "the column count");
+    const std::string warp = "warp " + std::to_string(w);
+    if (!legal_ncols(ncols))
+      fail(pc, w, -1,
+           warp + " deallocates " + std::to_string(ncols) +
+               " columns; allowed: 32, 64, 128, 256, 512",
+           "R22, PTX ISA §9.7.16.7.1");
+    const int index = (taddr >> 16) == 0 ? tmem_.block_at(static_cast<int>(taddr & 0xFFFF)) : -1;
+    if (index < 0)
+      fail(pc, w, -1,
+           warp + " deallocates address " + hex32(taddr) + " (lane " + std::to_string(taddr >> 16) +
+               ", column " + std::to_string(taddr & 0xFFFF) +
+               "), which is not the start of a live allocation",
+           "R23, PTX ISA §9.7.16.7.1");
+    const Allocation block = tmem_.allocations()[static_cast<size_t>(index)];
+    if (static_cast<int>(ncols) != block.ncols)
+      fail(pc, w, -1,
+           warp + " deallocates " + std::to_string(ncols) + " columns of the " +
+               std::to_string(block.ncols) + "-column allocation at " + where(block.op.instr),
+           "R23, PTX ISA §9.7.16.7.1");
+    if (block.op.warp != w)
+      fail(pc, w, -1,
+           warp + " deallocates columns that warp " + std::to_string(block.op.warp) +
+               " allocated at " + where(block.op.instr) + "; the allocating warp frees them",
+           "R29, TCGEN05.md §6");
+    // No access may be outstanding, and other warps' accesses must be handed over (R31).
+    for (int column = block.column; column < block.column + block.ncols; ++column)
+      for (int lane = 0; lane < kTmemLanes; ++lane) {
+        const Cell& c = tmem_.cell(lane, column);
+        if (!order_.visible(OpKind::kStore, c.last_store, w))
+          fail(pc, w, -1,
+               warp + " deallocates TMEM lane " + std::to_string(lane) + ", column " +
+                   std::to_string(column) + " while the tcgen05.st at " +
+                   where(c.last_store.instr) + " by warp " + std::to_string(c.last_store.warp) +
+                   " may still be running: " + order_.missing(OpKind::kStore, c.last_store, w),
+               "R31, TCGEN05.md §7");
+        for (const OpRef& ld : c.loads)
+          if (!order_.visible(OpKind::kLoad, ld, w))
+            fail(pc, w, -1,
+                 warp + " deallocates TMEM lane " + std::to_string(lane) + ", column " +
+                     std::to_string(column) + " while the tcgen05.ld at " + where(ld.instr) +
+                     " by warp " + std::to_string(ld.warp) +
+                     " may still be running: " + order_.missing(OpKind::kLoad, ld, w),
+                 "R31, TCGEN05.md §7");
+      }
+    tmem_.release(index);
+  }
+
+  std::string cell_text(int lane, int column) const {
+    return "TMEM lane " + std::to_string(lane) + ", column " + std::to_string(column);
+  }
+
+  // tcgen05.ld / tcgen05.st: the native image (TCGEN05.md §4) at the address in the register.
+  void transfer(int w, const Instruction& i, int pc) {
+    const Opcode& op = *i.opcode();
+    const bool load = i.op() == Op::kTcgen05Ld;
+    const auto& regs = load ? i.dsts() : i.srcs();
+    const Operand& addr = load ? i.srcs()[0] : i.dsts()[0];
+    const int nregs = op.regs_per_thread();
+    if (static_cast<int>(regs.size()) != nregs)
+      fail(pc, w, -1, op.to_string() + " needs " + std::to_string(nregs) + " registers", "R5");
+    if (load) {  // R13 (policy): the meaning of a repeated destination is not defined
+      for (size_t a = 0; a < regs.size(); ++a) {
+        if (regs[a].reg() == addr.reg())
+          fail(pc, w, -1,
+               "destination " + regs[a].reg().name() + " is also the TMEM address register", "R13");
+        for (size_t b = a + 1; b < regs.size(); ++b)
+          if (regs[a].reg() == regs[b].reg())
+            fail(pc, w, -1, "destination " + regs[a].reg().name() + " appears twice in the vector",
+                 "R13");
+      }
+    }
+    const auto taddr = static_cast<std::uint32_t>(uniform(w, pc, addr, "the TMEM address", true));
+    const auto imm =
+        static_cast<std::uint32_t>(i.split_imm().value_or(0));  // a 32-bit address add, mod 2^32
+    const OpRef self = order_.issue(w, load ? OpKind::kLoad : OpKind::kStore, pc);
+    const int slab = 32 * (w % 4);
+    const std::string warp = "warp " + std::to_string(w);
+
+    std::vector<std::uint32_t> data(static_cast<size_t>(32 * nregs), 0);
+    if (!load)
+      for (int l = 0; l < 32; ++l)
+        for (int r = 0; r < nregs; ++r)
+          data[static_cast<size_t>(l * nregs + r)] = static_cast<std::uint32_t>(
+              read_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(), pc));
+
+    std::array<TmemCell, 2> cells;
+    for (int l = 0; l < 32; ++l) {
+      for (int r = 0; r < nregs; ++r) {
+        const int count = tmem_cells(op, l, r, cells);
+        std::uint32_t& word = data[static_cast<size_t>(l * nregs + r)];
+        for (int k = 0; k < count; ++k) {
+          const TmemCell& at = cells[static_cast<size_t>(k)];
+          const std::uint32_t base = at.access ? taddr + imm : taddr;
+          const int lane = static_cast<int>(base >> 16) + at.row;
+          const int column = static_cast<int>(base & 0xFFFF) + at.col;
+          // Built only on failure: this loop runs for every cell of every access.
+          auto who = [&] {
+            return warp + " lane " + std::to_string(l) + " register " + std::to_string(r);
+          };
+          if (lane >= kTmemLanes || column >= kTmemColumns)
+            fail(pc, w, 32 * w + l,
+                 who() + " addresses " + cell_text(lane, column) +
+                     ", outside the 128 lanes x 512 columns of TMEM",
+                 "R16, PTX ISA §9.7.16.1");
+          if (lane < slab || lane >= slab + 32)
+            fail(pc, w, 32 * w + l,
+                 who() + " addresses " + cell_text(lane, column) + ", but " + warp +
+                     " may only access lanes " + std::to_string(slab) + ".." +
+                     std::to_string(slab + 31),
+                 "R17, PTX ISA §9.7.16.8.1");
+          const int block = tmem_.live_block(column);
+          if (block < 0)
+            fail(pc, w, 32 * w + l,
+                 who() + " addresses " + cell_text(lane, column) + ", which is not allocated",
+                 "R19, PTX ISA §9.7.16.1.2");
+          const Allocation& a = tmem_.allocations()[static_cast<size_t>(block)];
+          if (!order_.visible(OpKind::kAlloc, a.op, w))
+            fail(pc, w, 32 * w + l,
+                 who() + " addresses " + cell_text(lane, column) + " of the allocation made at " +
+                     where(a.op.instr) +
+                     " before it is handed over: " + order_.missing(OpKind::kAlloc, a.op, w),
+                 "R31, TCGEN05.md §7");
+          Cell& c = tmem_.cell(lane, column);
+          if (load) {
+            if (!order_.visible(OpKind::kStore, c.last_store, w))
+              fail(pc, w, 32 * w + l,
+                   who() + " reads " + cell_text(lane, column) + ", which the tcgen05.st at " +
+                       where(c.last_store.instr) + " by warp " + std::to_string(c.last_store.warp) +
+                       " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
+                   "R31, PTX ISA §9.7.16.6");
+            auto mine = std::find_if(c.loads.begin(), c.loads.end(),
+                                     [&](const OpRef& o) { return o.warp == w; });
+            if (mine == c.loads.end())
+              c.loads.push_back(self);
+            else
+              *mine = self;
+            if (at.half < 0)
+              word = c.value;
+            else
+              word |= (c.value & 0xFFFFu) << (16 * at.half);  // pack::16b: the low half of the cell
+          } else {
+            if (c.last_store.warp == w && c.last_store.seq == self.seq)
+              fail(pc, w, 32 * w + l,
+                   who() + " writes " + cell_text(lane, column) +
+                       ", which this instruction already wrote " +
+                       "(the two accesses of 16x32bx2 overlap)",
+                   "R20");
+            if (!order_.visible(OpKind::kStore, c.last_store, w))
+              fail(pc, w, 32 * w + l,
+                   who() + " overwrites " + cell_text(lane, column) + ", which the tcgen05.st at " +
+                       where(c.last_store.instr) + " by warp " + std::to_string(c.last_store.warp) +
+                       " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
+                   "R31, PTX ISA §9.7.16.6");
+            for (const OpRef& ld : c.loads)
+              if (!order_.visible(OpKind::kLoad, ld, w))
+                fail(pc, w, 32 * w + l,
+                     who() + " overwrites " + cell_text(lane, column) +
+                         ", which the tcgen05.ld at " + where(ld.instr) + " by warp " +
+                         std::to_string(ld.warp) +
+                         " reads: " + order_.missing(OpKind::kLoad, ld, w),
+                     "R31, PTX ISA §9.7.16.6");
+            c.loads.clear();
+            c.last_store = self;
+            if (at.half < 0) {
+              c.value = word;
+              c.upper_unspecified = false;
+            } else {
+              // unpack::16b defines the low 16 bits only (TCGEN05.md §4.2); the upper half gets
+              // junk so that nothing can rely on it.
+              const std::uint32_t junk =
+                  (static_cast<std::uint32_t>(lane * 512 + column) * 0x9E37u + self.seq) & 0xFFFFu;
+              c.value = (junk << 16) | ((word >> (16 * at.half)) & 0xFFFFu);
+              c.upper_unspecified = true;
+            }
+          }
+        }
+      }
+    }
+    if (load)
+      for (int l = 0; l < 32; ++l)
+        for (int r = 0; r < nregs; ++r)
+          write_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(),
+                    data[static_cast<size_t>(l * nregs + r)], pc, pc);
+  }
+
+  const ptx::Module& module_;
+  const ptx::Function& f_;
+  const std::vector<Instruction>& body_;
+  const Config& config_;
+  std::span<const std::uint64_t> params_;
+  GlobalMemory& global_;
+  std::vector<std::string> lines_;  // printed PTX of each body instruction
+  std::vector<int> line_numbers_;   // its 1-based line in the printed module
+  int warps_;
+  AsyncOrder order_;
+  Tmem tmem_;
+  SharedMemory shared_;
+  std::vector<Thread> threads_;
+  std::vector<WarpState> warp_state_;
+  std::map<std::string, size_t> param_index_;
+  std::map<std::string, std::uint32_t> shared_address_;
+  std::map<std::string, int> labels_;
+  std::vector<int> branch_target_;
+  size_t reg_count_[3] = {0, 0, 0};
+  std::vector<std::uint64_t> values_[3];
+  std::vector<std::int32_t> state_[3];
+  std::uint64_t executed_ = 0;
+};
+
+}  // namespace
+
+Status run_kernel(const ptx::Module& module, std::string_view entry, const Config& config,
+                  std::span<const std::uint64_t> params, GlobalMemory& memory) {
+  if (config.threads < 32 || config.threads > 1024 || config.threads % 32 != 0)
+    return Error(ErrorCode::kUsage,
+                 "sim: a CTA of " + std::to_string(config.threads) +
+                     " threads; the simulator runs whole warps, 32..1024 threads");
+  const ptx::Function* function = nullptr;
+  int entries = 0;
+  for (const ptx::Function& f : module.functions()) {
+    if (f.kind() != ptx::Function::Kind::kEntry) continue;
+    ++entries;
+    if (entry.empty() || f.name() == entry) function = function ? function : &f;
+  }
+  if (!function || (entry.empty() && entries != 1))
+    return Error(ErrorCode::kUsage,
+                 entry.empty() ? "sim: the module has " + std::to_string(entries) +
+                                     " entries; name the one to run"
+                               : "sim: the module has no entry '" + std::string(entry) + "'");
+  // The printed PTX gives every error its line: each body instruction prints as one line, and the
+  // body ends right before the function's closing brace.
+  Result<std::string> text = ptx::print(module);
+  if (!text) return std::move(text).error();
+  std::vector<std::string> all;
+  {
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) all.push_back(line);
+  }
+  const std::string header = ".visible .entry " + function->name() + "(";
+  size_t close = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (all[k] != header) continue;
+    close = k;
+    while (close < all.size() && all[close] != "}") ++close;
+    break;
+  }
+  const size_t n = function->body().size();
+  if (close >= all.size() || close < n)
+    return Error(ErrorCode::kInternal,
+                 "sim: cannot find the body of " + function->name() + " in the printed PTX");
+  std::vector<std::string> lines(all.begin() + static_cast<long>(close - n),
+                                 all.begin() + static_cast<long>(close));
+  std::vector<int> numbers(n);
+  for (size_t k = 0; k < n; ++k) numbers[k] = static_cast<int>(close - n + k + 1);
+  Interpreter interpreter(module, *function, config, params, memory, std::move(lines),
+                          std::move(numbers));
+  return interpreter.run();
+}
+
+}  // namespace tmem::sim

@@ -1,0 +1,41 @@
+// tmem::sim::run_kernel: the CPU simulator. It executes a PTX IR module (the instructions a GPU
+// would run, as kernels::build_kernel produced them) for one CTA, thread by thread, with the
+// warp-collective tcgen05 instructions executed when all 32 threads of a warp reach them.
+//
+// It knows nothing of Plans or the checker: ld/st move data by the native image of TCGEN05.md §4
+// (tmem/image.h) at the 32-bit address in their register, so a planning or code generation bug
+// shows up as wrong data. While it runs it enforces the runtime rules of TCGEN05.md §5-7 and §9
+// (R16-R26, R29-R31): lane slabs, allocated columns, alloc/dealloc sizes and order, relinquish,
+// uniform operands of .sync.aligned instructions, waits before reuse, the fence/barrier hand-off
+// between warps, nothing left allocated at exit. A violation stops the run with an Error
+// (ErrorCode::kWrongData) naming the rule, the PTX line, the warp and the TMEM cell.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "runtime/ptx/ir.h"
+#include "runtime/sim/memory.h"
+#include "runtime/sim/tmem.h"
+#include "tmem/result.h"
+
+namespace tmem::sim {
+
+struct Config {
+  int threads = 128;  // one CTA of threads; a multiple of 32, at most 1024
+  // Instructions executed by all threads together (a warp-collective one counts once per
+  // thread) before the run is abandoned: a broken kernel cannot hang the simulator.
+  std::uint64_t instruction_budget = std::uint64_t{1} << 24;
+  Placement placement = Placement::kHighest;
+};
+
+// Runs entry `entry` of `module` (empty: its only .entry) once. `params` are the values of its
+// parameters in order (global addresses from `memory`). Errors: kWrongData for a rule broken
+// while running, a divergent collective, a bad memory access or an exhausted budget; kInternal
+// for an instruction the simulator does not execute; kUsage for a bad configuration; the
+// verifier's error for a module that does not verify.
+Status run_kernel(const ptx::Module& module, std::string_view entry, const Config& config,
+                  std::span<const std::uint64_t> params, GlobalMemory& memory);
+
+}  // namespace tmem::sim

@@ -1,0 +1,229 @@
+// Tests of runtime/cuda/driver.cc against a fake libcuda.so.1 (tests/common/fake_cuda.cc): symbol loading,
+// error texts, target checks, contexts on several devices, load, launch, memory, driver JIT.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/driver.h"
+#include "runtime/jit/kernel_impl.h"
+#include "tmem/kernel.h"
+
+namespace tmem {
+namespace {
+
+// Mirrors FakeLaunch in fake_cuda.cc.
+struct FakeLaunch {
+  int device;
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned shared_bytes;
+  void* stream;
+  int first_arg;
+  int kernel_loaded_on[3];
+};
+
+// The fake, opened by full path before the driver's dlopen("libcuda.so.1"): the dynamic loader
+// then hands the driver this already-loaded object, whose soname is libcuda.so.1.
+struct Fake {
+  void* handle = nullptr;
+  // The hooks are called through their exact types (UBSan -fsanitize=function).
+  const void* (*last_launch_raw)() = nullptr;
+  const FakeLaunch* last_launch() const { return static_cast<const FakeLaunch*>(last_launch_raw()); }
+  int (*legacy_calls)() = nullptr;
+  int (*jit_target)() = nullptr;
+  void* (*context)(int) = nullptr;
+  void (*set_current)(void*) = nullptr;
+};
+
+const Fake& fake() {
+  static const Fake loaded = [] {
+    Fake f;
+    f.handle = ::dlopen(TMEMJIT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
+    if (f.handle == nullptr) return f;
+    f.last_launch_raw =
+        reinterpret_cast<const void* (*)()>(::dlsym(f.handle, "fake_cuda_last_launch"));
+    f.legacy_calls = reinterpret_cast<int (*)()>(::dlsym(f.handle, "fake_cuda_legacy_calls"));
+    f.jit_target = reinterpret_cast<int (*)()>(::dlsym(f.handle, "fake_cuda_jit_target"));
+    f.context = reinterpret_cast<void* (*)(int)>(::dlsym(f.handle, "fake_cuda_context"));
+    f.set_current = reinterpret_cast<void (*)(void*)>(::dlsym(f.handle, "fake_cuda_set_current"));
+    return f;
+  }();
+  return loaded;
+}
+
+class FakeDriver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(fake().handle, nullptr) << ::dlerror();
+    fake().set_current(nullptr);  // every test starts with no current context
+  }
+  void make_current(int ordinal) { fake().set_current(fake().context(ordinal)); }
+};
+
+std::shared_ptr<const Payload> fake_cubin(const std::string& kernels) {
+  auto payload = std::make_shared<Payload>();
+  const std::string image = "FAKECUBIN:" + kernels;
+  payload->blob.assign(image.begin(), image.end());
+  payload->blob.push_back('\0');
+  return payload;
+}
+
+TEST_F(FakeDriver, DeviceQueries) {
+  ASSERT_TRUE(driver::ensure_driver().ok()) << driver::ensure_driver().error().message();
+  EXPECT_EQ(*driver::driver_version(), 12080);
+  EXPECT_EQ(*driver::device_count(), 3);
+  const driver::DeviceInfo h200 = *driver::device_info(0);
+  EXPECT_EQ(h200.name, "Fake H200");
+  EXPECT_EQ(h200.compute_capability, 90);
+  EXPECT_EQ(driver::device_info(1)->compute_capability, 100);
+  EXPECT_EQ(driver::device_info(2)->compute_capability, 103);
+  const Result<driver::DeviceInfo> missing = driver::device_info(3);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(), "device 3 does not exist; 3 CUDA device(s) present");
+}
+
+TEST_F(FakeDriver, TargetChecksNameTheDeviceAndTheRule) {
+  EXPECT_EQ(driver::check_target(Target::kSm100a, 0).error().message(),
+            "cubin for sm_100a cannot load on device 0 (Fake H200, compute capability 9.0); "
+            "sm_100a needs exactly 10.0");
+  EXPECT_EQ(driver::check_target(Target::kSm100a, 2).error().message(),
+            "cubin for sm_100a cannot load on device 2 (Fake B300, compute capability 10.3); "
+            "sm_100a needs exactly 10.0");
+  EXPECT_EQ(driver::check_target(Target::kSm103f, 1).error().message(),
+            "cubin for sm_103f cannot load on device 1 (Fake B200, compute capability 10.0); "
+            "sm_103f needs 10.3 or a later 10.x");
+  EXPECT_EQ(driver::check_target(Target::kSm100a, 0).error().code(), ErrorCode::kTarget);
+  EXPECT_TRUE(driver::check_target(Target::kSm100a, 1).ok());
+  EXPECT_TRUE(driver::check_target(Target::kSm100f, 2).ok());
+  EXPECT_TRUE(driver::check_target(Target::kSm103a, 2).ok());
+}
+
+TEST_F(FakeDriver, NoCurrentContextUsesDeviceZerosPrimaryContext) {
+  EXPECT_EQ(*driver::current_device(), 0);
+  make_current(2);
+  EXPECT_EQ(*driver::current_device(), 2);  // CUdevice handles map back to ordinals
+}
+
+TEST_F(FakeDriver, KernelLoadsAndLaunchesOnSeveralDevices) {
+  const Kernel kernel = make_kernel("k", Target::kSm100f, fake_cubin("other,k"));
+  make_current(0);
+  Status wrong = kernel.load();
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message(),
+            "cubin for sm_100f cannot load on device 0 (Fake H200, compute capability 9.0); "
+            "sm_100f needs 10.0 or a later 10.x");
+  EXPECT_FALSE(kernel.loaded());
+
+  make_current(1);
+  ASSERT_TRUE(kernel.load().ok());
+  EXPECT_TRUE(kernel.loaded());
+  int value = 42;
+  void* args[] = {&value};
+  LaunchConfig config;
+  config.grid = {2, 3, 4};
+  config.block = {128, 1, 1};
+  config.shared_bytes = 1024;
+  config.stream = reinterpret_cast<void*>(0x1234);
+  ASSERT_TRUE(kernel.launch(config, args).ok());
+  const FakeLaunch* launch = fake().last_launch();
+  EXPECT_EQ(launch->device, 1);
+  EXPECT_EQ(launch->grid[0], 2u);
+  EXPECT_EQ(launch->grid[1], 3u);
+  EXPECT_EQ(launch->grid[2], 4u);
+  EXPECT_EQ(launch->block[0], 128u);
+  EXPECT_EQ(launch->shared_bytes, 1024u);
+  EXPECT_EQ(launch->stream, reinterpret_cast<void*>(0x1234));
+  EXPECT_EQ(launch->first_arg, 42);
+
+  // The same handle on another device of the family: the module goes into that context too.
+  make_current(2);
+  value = 7;
+  ASSERT_TRUE(kernel.launch(config, args).ok());
+  launch = fake().last_launch();
+  EXPECT_EQ(launch->device, 2);
+  EXPECT_EQ(launch->first_arg, 7);
+  EXPECT_EQ(launch->kernel_loaded_on[1], 1);
+  EXPECT_EQ(launch->kernel_loaded_on[2], 1);
+
+  // A device that cannot run the target is refused at launch too.
+  make_current(0);
+  Status refused = kernel.launch(config, args);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kTarget);
+}
+
+TEST_F(FakeDriver, LoadErrorsCarryTheCallAndTheCudaError) {
+  make_current(1);
+  auto bad = std::make_shared<Payload>();
+  bad->blob = {'E', 'L', 'F', '\0'};
+  Status invalid = make_kernel("k", Target::kSm100a, bad).load();
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.error().code(), ErrorCode::kDriver);
+  EXPECT_EQ(invalid.error().message(),
+            "cuLibraryLoadData failed: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid");
+  Status missing = make_kernel("nope", Target::kSm100a, fake_cubin("k")).load();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(),
+            "cuLibraryGetKernel failed: CUDA_ERROR_NOT_FOUND: named symbol not found (entry "
+            "'nope')");
+}
+
+// Issue 9: a driver too old for the code says so and what to do, as a kDriver error.
+TEST_F(FakeDriver, ADriverTooOldForTheCodeSaysSo) {
+  make_current(1);
+  auto newer = std::make_shared<Payload>();
+  const std::string text = "FAKENEWER";
+  newer->blob.assign(text.begin(), text.end());
+  newer->blob.push_back('\0');
+  Status load = make_kernel("k", Target::kSm100a, newer).load();
+  ASSERT_FALSE(load.ok());
+  EXPECT_EQ(load.error().code(), ErrorCode::kDriver);
+  EXPECT_EQ(load.error().message(),
+            "cuLibraryLoadData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION: fake error (the NVIDIA driver is older "
+            "than the CUDA toolkit that produced this code; update the driver)");
+}
+
+TEST_F(FakeDriver, DeviceBufferRoundTripUsesVersionedSymbols) {
+  make_current(1);
+  Result<driver::DeviceBuffer> buffer = driver::DeviceBuffer::alloc(64);
+  ASSERT_TRUE(buffer.ok()) << buffer.error().message();
+  std::vector<char> host(64), back(64);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<char>(i * 3);
+  ASSERT_TRUE(buffer->upload(host.data(), host.size()).ok());
+  ASSERT_TRUE(buffer->download(back.data(), back.size()).ok());
+  EXPECT_EQ(host, back);
+  ASSERT_TRUE(buffer->fill(9).ok());
+  ASSERT_TRUE(buffer->download(back.data(), back.size()).ok());
+  EXPECT_EQ(back, std::vector<char>(64, 9));
+  driver::DeviceBuffer moved = std::move(*buffer);
+  EXPECT_EQ(moved.size(), 64u);
+  EXPECT_EQ(buffer->address(), 0u);
+  EXPECT_EQ(fake().legacy_calls(), 0);  // never the 32-bit cuMemAlloc
+  ASSERT_TRUE(driver::synchronize().ok());
+}
+
+TEST_F(FakeDriver, DriverJitPassesTheTargetAndReportsTheLog) {
+  make_current(1);
+  Result<std::vector<char>> image = driver::driver_link_ptx(".entry k {}", Target::kSm103a);
+  ASSERT_TRUE(image.ok()) << image.error().message();
+  EXPECT_EQ(std::string(image->data()), "FAKECUBIN:k");
+  EXPECT_EQ(fake().jit_target(), 0x10000 + 103);  // CU_TARGET_COMPUTE_103A
+  Result<std::vector<char>> failed = driver::driver_link_ptx("syntax error here", Target::kSm100a);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code(), ErrorCode::kToolchain);
+  EXPECT_EQ(failed.error().message(),
+            "driver jit failed: cuLinkAddData: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation "
+            "failed: ptxas fatal: fake syntax error");
+  EXPECT_NE(failed.error().details().find("backend: driver\noptions: CU_JIT_TARGET=sm_100a "
+                                          "CU_JIT_OPTIMIZATION_LEVEL=4\nlog:\n"),
+            std::string::npos)
+      << failed.error().details();
+  EXPECT_NE(failed.error().details().find("ptxas fatal: fake syntax error"), std::string::npos);
+  EXPECT_NE(failed.error().details().find("syntax error here"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tmem
