@@ -24,7 +24,8 @@
 
 namespace tmem::bench {
 
-// The seed's Layout B store as the user writes it (tests/common/spec_fixtures.h): the cold-JIT input.
+// The seed's Layout B store as the user writes it (tests/common/spec_fixtures.h): the cold-JIT
+// input.
 inline const tmemjit_test::SpecText& seed_text() {
   static const tmemjit_test::SpecText text = tmemjit_test::seed_layout_b(/*store=*/true);
   return text;

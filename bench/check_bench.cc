@@ -13,10 +13,13 @@ namespace {
 const char* kRearrange = ".rearrange(\"(wh r) (wl c) -> (wl wh) r c\", wh=2, r=32, wl=2)";
 
 tmem::Result<tmem::TransferSpec> seed_spec() {
-  static const std::string tmem_view = std::string("tmem_datapath_layout(\"B\",64,128)") + kRearrange;
+  static const std::string tmem_view =
+      std::string("tmem_datapath_layout(\"B\",64,128)") + kRearrange;
   static const std::string regs_view =
-      std::string("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)") + kRearrange;
-  return tmem::TransferSpec::from_fields("tcgen05.st.sync.aligned.32x32b.x64.b32", "warpgroup", tmem_view, regs_view);
+      std::string("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)") +
+      kRearrange;
+  return tmem::TransferSpec::from_fields("tcgen05.st.sync.aligned.32x32b.x64.b32", "warpgroup",
+                                         tmem_view, regs_view);
 }
 
 void BM_ParseSpec(benchmark::State& state) {
@@ -42,7 +45,9 @@ BENCHMARK(BM_CheckEachElement)->Unit(benchmark::kMicrosecond);
 void BM_SelectSeedTiles(benchmark::State& state) {
   const auto tmem_tile = tmem::View::parse("tmem_datapath_layout(\"B\",64,128)").value();
   const auto regs_tile =
-      tmem::View::parse("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)").value();
+      tmem::View::parse(
+          "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)")
+          .value();
   for (auto _ : state)
     benchmark::DoNotOptimize(
         tmem::select(tmem::Direction::kStore, tmem::Scope::warpgroup(), tmem_tile, regs_tile));

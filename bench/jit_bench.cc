@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "runtime/jit/kernel_impl.h"
 #include "runtime/cache/payload.h"
+#include "runtime/jit/kernel_impl.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
 

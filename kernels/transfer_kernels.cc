@@ -31,7 +31,8 @@ struct Builder {
   Label after_alloc, after_transfer, end;
   std::map<int, Reg> slot_regs;  // PTX register of each plan slot (one name in every lane)
 
-  Builder(const Plan& p, KernelKind k, Target target) : plan(p), kind(k), shape(launch_shape(p, k)), module(target) {}
+  Builder(const Plan& p, KernelKind k, Target target)
+      : plan(p), kind(k), shape(launch_shape(p, k)), module(target) {}
 
   Reg param_pointer(const std::string& name) {
     const std::string& param = f->add_param(Type::kU64, name);
@@ -56,7 +57,8 @@ struct Builder {
     for (size_t i = 0; i < slots.size();) {
       int width = 1;
       for (int w : {4, 2}) {
-        if (slots[i] % w == 0 && shape.slots % w == 0 && i + static_cast<size_t>(w) <= slots.size() &&
+        if (slots[i] % w == 0 && shape.slots % w == 0 &&
+            i + static_cast<size_t>(w) <= slots.size() &&
             slots[i + static_cast<size_t>(w) - 1] == slots[i] + w - 1) {
           width = w;
           break;
@@ -81,13 +83,17 @@ struct Builder {
     Reg not_raw_warp = f->new_reg(RegClass::kPred);
     f->emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, not_raw_warp, warp, Operand::imm(4)));
     // Plain bra before the dump's loads, bra.uni before the fill's stores: the smaller SASS with
-    // ptxas 13.0 (bench/codegen_report: 128 B less per store kernel; .uni is 128 B smaller for fill).
+    // ptxas 13.0 (bench/codegen_report: 128 B less per store kernel; .uni is 128 B smaller for
+    // fill).
     f->emit(Instruction::bra(skip, not_raw_warp, false, /*uniform=*/fill));
-    Reg lane_row = row_address(raw, tid, shape.raw_columns);  // tid < 128 = TMEM lane of this thread
+    Reg lane_row =
+        row_address(raw, tid, shape.raw_columns);  // tid < 128 = TMEM lane of this thread
     Reg slab = f->new_reg(RegClass::kB32), lanes = f->new_reg(RegClass::kB32);
     f->emit(Instruction::shl(Type::kB32, slab, warp, Operand::imm(21)));
     f->emit(Instruction::add(Type::kU32, lanes, base, slab));
-    const Opcode op = Opcode::make(fill ? Direction::kStore : Direction::kLoad, Shape::k32x32b, kRawChunk, false).value();
+    const Opcode op =
+        Opcode::make(fill ? Direction::kStore : Direction::kLoad, Shape::k32x32b, kRawChunk, false)
+            .value();
     std::vector<Reg> regs = f->new_regs(RegClass::kB32, kRawChunk);
     for (int column = 0; column < shape.raw_columns; column += kRawChunk) {
       Reg taddr = lanes;
@@ -123,10 +129,11 @@ struct Builder {
     smem = module.add_shared("tmem_base_address");
     f = &module.add_function(Function::Kind::kEntry, kernel_name(kind));
     f->set_max_threads(shape.threads);
-    Reg first = kind == KernelKind::kLoad || kind == KernelKind::kFill ? param_pointer("raw") : param_pointer("in");
+    Reg first = kind == KernelKind::kLoad || kind == KernelKind::kFill ? param_pointer("raw")
+                                                                       : param_pointer("in");
     Reg second = kind == KernelKind::kRoundtrip || kind == KernelKind::kLoad ? param_pointer("out")
                  : kind == KernelKind::kStore                                ? param_pointer("raw")
-                                                                             : param_pointer("raw2");
+                                              : param_pointer("raw2");
     tid = f->new_reg(RegClass::kB32);
     warp = f->new_reg(RegClass::kB32);
     not_warp0 = f->new_reg(RegClass::kPred);
@@ -165,9 +172,11 @@ struct Builder {
         after_transfer = f->new_label("after_transfer");
         not_participant = f->new_reg(RegClass::kPred);
         if (plan.scope.kind() == Scope::Kind::kWarp)
-          f->emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, not_participant, warp, Operand::imm(plan.scope.warp_id())));
+          f->emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, not_participant, warp,
+                                    Operand::imm(plan.scope.warp_id())));
         else
-          f->emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, not_participant, warp, Operand::imm(plan.warps())));
+          f->emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, not_participant, warp,
+                                    Operand::imm(plan.warps())));
         f->emit(Instruction::bra(after_transfer, not_participant, false, true));
       }
       Reg warp_base = warp_address_base();
@@ -206,17 +215,21 @@ struct Builder {
 namespace tmem {
 
 std::span<const KernelKind> all_kernel_kinds() noexcept {
-  static constexpr KernelKind kKinds[] = {KernelKind::kRoundtrip, KernelKind::kStore, KernelKind::kLoad,
-                                          KernelKind::kFill};
+  static constexpr KernelKind kKinds[] = {KernelKind::kRoundtrip, KernelKind::kStore,
+                                          KernelKind::kLoad, KernelKind::kFill};
   return kKinds;
 }
 
 std::string_view to_string(KernelKind kind) noexcept {
   switch (kind) {
-    case KernelKind::kRoundtrip: return "roundtrip";
-    case KernelKind::kStore: return "store";
-    case KernelKind::kLoad: return "load";
-    case KernelKind::kFill: return "fill";
+    case KernelKind::kRoundtrip:
+      return "roundtrip";
+    case KernelKind::kStore:
+      return "store";
+    case KernelKind::kLoad:
+      return "load";
+    case KernelKind::kFill:
+      return "fill";
   }
   return "roundtrip";
 }
@@ -224,8 +237,8 @@ std::string_view to_string(KernelKind kind) noexcept {
 Result<KernelKind> parse_kernel_kind(std::string_view text) {
   for (KernelKind kind : all_kernel_kinds())
     if (to_string(kind) == text) return kind;
-  return Error(ErrorCode::kUsage, "unknown kernel '" + std::string(text) +
-                                      "'; allowed: roundtrip, store, load, fill");
+  return Error(ErrorCode::kUsage,
+               "unknown kernel '" + std::string(text) + "'; allowed: roundtrip, store, load, fill");
 }
 
 }  // namespace tmem
@@ -246,22 +259,27 @@ LaunchShape launch_shape(const Plan& plan, KernelKind kind) {
 }
 
 Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target target) {
-  if (plan.repeats.empty()) return Error(ErrorCode::kInternal, "build_kernel: the plan has no instructions");
+  if (plan.repeats.empty())
+    return Error(ErrorCode::kInternal, "build_kernel: the plan has no instructions");
   return Builder(plan, kind, target).build();
 }
 
 std::string cuda_device_function(const Plan& plan) {
   std::ostringstream os;
   const bool store = !plan.op.is_load();
-  os << "// " << plan.op.to_string() << " at scope " << plan.scope.to_string() << ", generated by libtmemjit.\n"
-     << "// regs[s] is register slot s of the plan; tmem_base is the address tcgen05.alloc returned.\n"
-     << "__device__ __forceinline__ void tmem_transfer(unsigned int tmem_base, unsigned int (&regs)["
+  os << "// " << plan.op.to_string() << " at scope " << plan.scope.to_string()
+     << ", generated by libtmemjit.\n"
+     << "// regs[s] is register slot s of the plan; tmem_base is the address tcgen05.alloc "
+        "returned.\n"
+     << "__device__ __forceinline__ void tmem_transfer(unsigned int tmem_base, unsigned int "
+        "(&regs)["
      << std::max(plan.regs_per_thread, 1) << "]) {\n"
      << "  const unsigned int warp = threadIdx.x / 32;\n"
      << "  const unsigned int warp_base = tmem_base + (((warp % 4) * 32) << 16)";
   if (plan.scope.kind() != Scope::Kind::kWarp) {
     if (plan.group_column_stride) os << " + (warp % 4) * " << plan.group_column_stride << "u";
-    if (plan.warpgroup_column_stride) os << " + (warp / 4) * " << plan.warpgroup_column_stride << "u";
+    if (plan.warpgroup_column_stride)
+      os << " + (warp / 4) * " << plan.warpgroup_column_stride << "u";
   }
   os << ";\n";
   for (const RepeatStep& step : plan.repeats) {
@@ -275,17 +293,22 @@ std::string cuda_device_function(const Plan& plan) {
     };
     const std::string address = store ? "[%0]" : "[%" + std::to_string(n) + "]";
     const std::string imm = plan.imm ? ", " + std::to_string(*plan.imm) : "";
-    if (store) os << address << imm << ", " << vector();
-    else os << vector() << ", " << address << imm;
+    if (store)
+      os << address << imm << ", " << vector();
+    else
+      os << vector() << ", " << address << imm;
     os << ";\"\n               : ";
     if (!store)
-      for (int i = 0; i < n; ++i) os << (i ? ", " : "") << "\"=r\"(regs[" << step.slots[static_cast<size_t>(i)] << "])";
+      for (int i = 0; i < n; ++i)
+        os << (i ? ", " : "") << "\"=r\"(regs[" << step.slots[static_cast<size_t>(i)] << "])";
     os << "\n               : \"r\"(warp_base + " << delta << "u)";
     if (store)
-      for (int i = 0; i < n; ++i) os << ", \"r\"(regs[" << step.slots[static_cast<size_t>(i)] << "])";
+      for (int i = 0; i < n; ++i)
+        os << ", \"r\"(regs[" << step.slots[static_cast<size_t>(i)] << "])";
     os << "\n               : \"memory\");\n";
   }
-  os << "  asm volatile(\"" << (store ? "tcgen05.wait::st.sync.aligned;" : "tcgen05.wait::ld.sync.aligned;")
+  os << "  asm volatile(\""
+     << (store ? "tcgen05.wait::st.sync.aligned;" : "tcgen05.wait::ld.sync.aligned;")
      << "\" ::: \"memory\");\n}\n";
   return os.str();
 }

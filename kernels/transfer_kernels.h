@@ -13,7 +13,8 @@
 
 namespace tmem::kernels {
 
-// The kinds are public (tmem/kernel_kind.h): compile_transfer, the simulator and `tmemjit run` take them.
+// The kinds are public (tmem/kernel_kind.h): compile_transfer, the simulator and `tmemjit run` take
+// them.
 using tmem::KernelKind;
 using tmem::parse_kernel_kind;
 using tmem::to_string;
@@ -32,7 +33,8 @@ struct LaunchShape {
 LaunchShape launch_shape(const Plan& plan, KernelKind kind);
 
 // Builds the kernel for `target`. The Plan must come from tmem::check.
-Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target target = Target::kSm100a);
+Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind,
+                                 Target target = Target::kSm100a);
 
 // The same as CUDA C++: `__device__ __forceinline__ void tmem_transfer(uint32_t tmem_base,
 // uint32_t (&regs)[N])`, one asm volatile per instruction, for NVRTC or nvcc.

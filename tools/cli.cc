@@ -32,10 +32,10 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
       if (candidate.name == name) spec = &candidate;
     if (spec == nullptr) {
       std::string allowed;
-      for (const auto& candidate : options) allowed += (allowed.empty() ? "" : ", ") + candidate.name;
-      return tmem::Error(tmem::ErrorCode::kUsage,
-                         "unknown option '" + name + "' (allowed: " +
-                             (allowed.empty() ? "none" : allowed) + ")");
+      for (const auto& candidate : options)
+        allowed += (allowed.empty() ? "" : ", ") + candidate.name;
+      return tmem::Error(tmem::ErrorCode::kUsage, "unknown option '" + name + "' (allowed: " +
+                                                      (allowed.empty() ? "none" : allowed) + ")");
     }
     if (!spec->takes_value) {
       if (inline_value)
@@ -72,7 +72,8 @@ int exit_code(const tmem::Error& error) {
 
 int report(const tmem::Error& error, bool json, const nlohmann::json& extra) {
   if (json) {
-    nlohmann::json details = error.details().empty() ? nlohmann::json() : nlohmann::json(error.details());
+    nlohmann::json details =
+        error.details().empty() ? nlohmann::json() : nlohmann::json(error.details());
     nlohmann::json object = {{"ok", false},
                              {"error",
                               {{"code", tmem::to_string(error.code())},
@@ -82,7 +83,8 @@ int report(const tmem::Error& error, bool json, const nlohmann::json& extra) {
     print_json(object);
   }
   std::cerr << "error: " << error.message() << "\n";
-  if (!error.details().empty()) std::cerr << error.details() << (error.details().back() == '\n' ? "" : "\n");
+  if (!error.details().empty())
+    std::cerr << error.details() << (error.details().back() == '\n' ? "" : "\n");
   return exit_code(error);
 }
 

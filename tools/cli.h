@@ -1,13 +1,13 @@
-// Shared plumbing of the tmemjit command: argument parsing, error reporting, exit codes (DESIGN.md §5).
+// Shared plumbing of the tmemjit command: argument parsing, error reporting, exit codes (DESIGN.md
+// §5).
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tmem/result.h"
 #include "tmem/select.h"
@@ -53,7 +53,8 @@ int exit_code(const tmem::Error& error);
 
 // Prints `error` (stderr, "error: ..." or, with json, {"ok":false,"error":{..}} on stdout) and
 // returns its exit code. `extra` fields are merged into the JSON object.
-int report(const tmem::Error& error, bool json, const nlohmann::json& extra = nlohmann::json::object());
+int report(const tmem::Error& error, bool json,
+           const nlohmann::json& extra = nlohmann::json::object());
 
 // Prints one JSON object on stdout.
 void print_json(const nlohmann::json& object);
@@ -65,7 +66,8 @@ using CommandFn = int (*)(const std::vector<std::string>& argv);
 std::vector<OptionSpec> spec_options();
 // Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
-// --op auto / auto.ld / auto.st: the selection (tmem/select.h) behind spec_from_args, for --explain.
+// --op auto / auto.ld / auto.st: the selection (tmem/select.h) behind spec_from_args, for
+// --explain.
 std::optional<tmem::Direction> auto_direction(std::string_view op);
 tmem::Result<tmem::Selection> selection_from_args(const Args& args);
 

@@ -1,6 +1,6 @@
-// tmemjit check / tmemjit plan: validate a transfer against the native-image rules and print its plan.
+// tmemjit check / tmemjit plan: validate a transfer against the native-image rules and print its
+// plan.
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "tmem/check.h"
@@ -34,11 +34,15 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
     if (selection) {
       out["spec"] = nlohmann::json::parse(selection->spec.to_json());
       for (const auto& candidate : selection->considered)
-        out["considered"].push_back({{"op", candidate.op.to_string()}, {"verdict", candidate.verdict}});
+        out["considered"].push_back(
+            {{"op", candidate.op.to_string()}, {"verdict", candidate.verdict}});
     }
     std::cout << out.dump() << "\n";
   } else {
-    if (selection) std::cout << "selection:\n" << selection->explain() << "spec:\n" << selection->spec.to_string() << "\n";
+    if (selection)
+      std::cout << "selection:\n"
+                << selection->explain() << "spec:\n"
+                << selection->spec.to_string() << "\n";
     std::cout << (full ? plan->to_string() : plan->summary());
   }
   return kExitOk;

@@ -19,12 +19,17 @@ namespace {
 std::string cuda_translation_unit(const tmem::Plan& plan) {
   const int slots = std::max(plan.regs_per_thread, 1);
   return tmem::kernels::cuda_device_function(plan) +
-         "\nextern \"C\" __global__ void tmem_cuda_transfer(unsigned int tmem_base, unsigned int* io) {\n"
-         "  unsigned int regs[" + std::to_string(slots) + "];\n"
-         "  for (int s = 0; s < " + std::to_string(slots) + "; ++s) regs[s] = io[threadIdx.x * " +
-         std::to_string(slots) + " + s];\n"
+         "\nextern \"C\" __global__ void tmem_cuda_transfer(unsigned int tmem_base, unsigned int* "
+         "io) {\n"
+         "  unsigned int regs[" +
+         std::to_string(slots) +
+         "];\n"
+         "  for (int s = 0; s < " +
+         std::to_string(slots) + "; ++s) regs[s] = io[threadIdx.x * " + std::to_string(slots) +
+         " + s];\n"
          "  tmem_transfer(tmem_base, regs);\n"
-         "  for (int s = 0; s < " + std::to_string(slots) + "; ++s) io[threadIdx.x * " + std::to_string(slots) +
+         "  for (int s = 0; s < " +
+         std::to_string(slots) + "; ++s) io[threadIdx.x * " + std::to_string(slots) +
          " + s] = regs[s];\n}\n";
 }
 
@@ -98,8 +103,11 @@ int cmd_ptx(const std::vector<std::string>& argv) {
 }
 
 int cmd_compile(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, with(with_cache_options({{"--kernel", true}, {"--target", true}, {"--backend", true},
-                                                       {"-o", true}, {"--keep", true}})));
+  auto args = parse_args(argv, with(with_cache_options({{"--kernel", true},
+                                                        {"--target", true},
+                                                        {"--backend", true},
+                                                        {"-o", true},
+                                                        {"--keep", true}})));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
@@ -138,10 +146,11 @@ int cmd_compile(const std::vector<std::string>& argv) {
     options.extra_options.push_back("-c");
   }
   if ((options.backend == tmem::Backend::kNvrtc) != cuda)
-    return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              cuda ? "the CUDA C++ form (--kernel cuda) compiles with --backend nvrtc"
-                                   : "--backend nvrtc compiles the CUDA C++ form; add --kernel cuda"),
-                  json);
+    return report(
+        tmem::Error(tmem::ErrorCode::kUsage,
+                    cuda ? "the CUDA C++ form (--kernel cuda) compiles with --backend nvrtc"
+                         : "--backend nvrtc compiles the CUDA C++ form; add --kernel cuda"),
+        json);
   if (auto keep = args->get("--keep")) options.keep_dir = *keep;
 
   // The harness kernels go through compile_transfer and its cache; the CUDA C++ form is not cached.
@@ -168,7 +177,8 @@ int cmd_compile(const std::vector<std::string>& argv) {
     if (!spec) return report(spec.error(), json);
     tmem::TransferCompileReport info;
     auto compiled = tmem::compile_transfer_reported(*spec, options, *kind, &info);
-    if (!compiled) return report(compiled.error(), json, {{"cache", std::string(tmem::to_string(info.lookup))}});
+    if (!compiled)
+      return report(compiled.error(), json, {{"cache", std::string(tmem::to_string(info.lookup))}});
     cubin.assign(compiled->cubin().begin(), compiled->cubin().end());
     log = std::move(info.log);
     backend = info.backend;
@@ -182,7 +192,8 @@ int cmd_compile(const std::vector<std::string>& argv) {
     std::ofstream file(output, std::ios::binary);
     file.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
     if (!file)
-      return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write the cubin to '" + output + "'"), json);
+      return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write the cubin to '" + output + "'"),
+                    json);
   }
   if (json) {
     print_json({{"ok", true},

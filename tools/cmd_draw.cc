@@ -29,7 +29,8 @@ int cmd_draw(const std::vector<std::string>& argv) {
         columns = 0;
       }
       if (columns < 1 || columns > 512)
-        return report(tmem::Error(tmem::ErrorCode::kUsage, "--columns takes a number in 1..512"), false);
+        return report(tmem::Error(tmem::ErrorCode::kUsage, "--columns takes a number in 1..512"),
+                      false);
     }
     std::cout << draw_ascii(*plan, columns);
   }

@@ -25,9 +25,9 @@ std::optional<tmem::Opcode> opcode_argument(const std::vector<std::string>& argv
   }
   json = args->json();
   if (args->positional().size() != 1) {
-    exit = report(tmem::Error(tmem::ErrorCode::kUsage,
-                              std::string(name) + " takes exactly one OPCODE, e.g. " +
-                                  "tcgen05.ld.sync.aligned.32x32b.x4.b32"),
+    exit = report(tmem::Error(tmem::ErrorCode::kUsage, std::string(name) +
+                                                           " takes exactly one OPCODE, e.g. " +
+                                                           "tcgen05.ld.sync.aligned.32x32b.x4.b32"),
                   json);
     return std::nullopt;
   }
@@ -74,21 +74,25 @@ int cmd_describe(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   std::cout << "opcode     " << op->to_string() << "\n"
-            << "direction  " << (op->is_load() ? "ld (TMEM -> registers)" : "st (registers -> TMEM)") << "\n"
+            << "direction  "
+            << (op->is_load() ? "ld (TMEM -> registers)" : "st (registers -> TMEM)") << "\n"
             << "shape      " << tmem::to_string(op->shape()) << " (" << op->atom_rows()
-            << " TMEM lanes per access" << (op->is_split() ? ", two accesses: taddr and taddr+imm" : "")
-            << ")\n"
+            << " TMEM lanes per access"
+            << (op->is_split() ? ", two accesses: taddr and taddr+imm" : "") << ")\n"
             << "num        x" << op->num() << "\n"
             << "pack       " << pack_mode(*op) << "\n"
             << "registers  " << op->regs_per_thread() << " per thread\n"
             << "atom       " << op->atom_rows() << " rows x " << op->atom_cols()
             << " columns of register words";
-  if (op->packed()) std::cout << "; " << op->atom_rows() << " x " << op->atom_tmem_cols() << " TMEM cells (16-bit halves)";
+  if (op->packed())
+    std::cout << "; " << op->atom_rows() << " x " << op->atom_tmem_cols()
+              << " TMEM cells (16-bit halves)";
   std::cout << "\ncolumns    " << op->atom_tmem_cols() << " TMEM columns per access\n"
             << "ptx        .version " << op->min_ptx_version().to_string() << " or later\n"
             << "targets   ";
   for (tmem::Target target : op->targets())
-    std::cout << " " << tmem::to_string(target) << " (.version >= " << op->min_ptx_version(target).to_string() << ")";
+    std::cout << " " << tmem::to_string(target)
+              << " (.version >= " << op->min_ptx_version(target).to_string() << ")";
   std::cout << "\n";
   return kExitOk;
 }
@@ -105,7 +109,8 @@ int cmd_image(const std::vector<std::string>& argv) {
       for (int reg = 0; reg < op->regs_per_thread(); ++reg) {
         int count = tmem::tmem_cells(*op, lane, reg, cells);
         for (int i = 0; i < count; ++i) {
-          nlohmann::json entry = {{"lane", lane}, {"reg", reg}, {"row", cells[i].row}, {"col", cells[i].col}};
+          nlohmann::json entry = {
+              {"lane", lane}, {"reg", reg}, {"row", cells[i].row}, {"col", cells[i].col}};
           if (cells[i].half >= 0) entry["half"] = cells[i].half;
           if (op->is_split()) entry["access"] = cells[i].access;
           entries.push_back(std::move(entry));
@@ -126,7 +131,8 @@ int cmd_image(const std::vector<std::string>& argv) {
         std::ostringstream label;
         label << lane << "." << reg;
         if (cells[i].half >= 0) label << "." << (cells[i].half == 0 ? "lo" : "hi");
-        grid[static_cast<size_t>((cells[i].access * rows + cells[i].row) * cols + cells[i].col)] = label.str();
+        grid[static_cast<size_t>((cells[i].access * rows + cells[i].row) * cols + cells[i].col)] =
+            label.str();
       }
     }
   }
@@ -135,14 +141,16 @@ int cmd_image(const std::vector<std::string>& argv) {
   std::cout << op->to_string() << ": cell = lane.register" << (op->packed() ? ".half" : "") << "\n";
   for (int access = 0; access < op->accesses(); ++access) {
     if (op->is_split())
-      std::cout << (access == 0 ? "access 0 at taddr (lanes 0-15)\n" : "access 1 at taddr + imm (lanes 16-31)\n");
+      std::cout << (access == 0 ? "access 0 at taddr (lanes 0-15)\n"
+                                : "access 1 at taddr + imm (lanes 16-31)\n");
     std::cout << "row\\col";
     for (int c = 0; c < cols; ++c) std::cout << " " << std::setw(static_cast<int>(width)) << c;
     std::cout << "\n";
     for (int r = 0; r < rows; ++r) {
       std::cout << std::setw(7) << r;
       for (int c = 0; c < cols; ++c)
-        std::cout << " " << std::setw(static_cast<int>(width)) << grid[static_cast<size_t>((access * rows + r) * cols + c)];
+        std::cout << " " << std::setw(static_cast<int>(width))
+                  << grid[static_cast<size_t>((access * rows + r) * cols + c)];
       std::cout << "\n";
     }
   }

@@ -17,7 +17,7 @@ struct Placement {
   int warp = 0;
   int thread = 0;  // CTA thread
   int slot = 0;
-  int half = -1;   // pack/unpack: which 16-bit half of the register; -1 when plain
+  int half = -1;  // pack/unpack: which 16-bit half of the register; -1 when plain
   int lane = 0;
   int column = 0;  // 32-bit TMEM column, relative to the allocation
 };
@@ -37,7 +37,8 @@ std::vector<Placement> placements(const tmem::Plan& plan) {
             const int count = tmem::tmem_cells(op, l, r, cells);
             for (int c = 0; c < count; ++c) {
               if (cells[c].access != access) continue;
-              out.push_back({warp, 32 * warp + l, plan.repeats[static_cast<size_t>(k)].slots[static_cast<size_t>(r)],
+              out.push_back({warp, 32 * warp + l,
+                             plan.repeats[static_cast<size_t>(k)].slots[static_cast<size_t>(r)],
                              cells[c].half, static_cast<int>(address >> 16) + cells[c].row,
                              static_cast<int>(address & 0xFFFF) + cells[c].col});
             }
@@ -76,17 +77,22 @@ std::string draw_svg(const tmem::Plan& plan) {
     std::snprintf(buffer, sizeof buffer, format, args...);
     svg += buffer;
   };
-  add("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"monospace\" "
+  add("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "font-family=\"monospace\" "
       "font-size=\"7\">\n",
       width, height);
   add("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  svg += "<text x=\"" + std::to_string(kMargin) + "\" y=\"14\" font-size=\"11\">" + plan.op.to_string() + " at " +
-         plan.scope.to_string() + ": TMEM (lane x column, cell = thread/slot)</text>\n";
-  add("<text x=\"%d\" y=\"28\" font-size=\"11\">registers (thread x slot, cell = lane,column)</text>\n", regs_x);
+  svg += "<text x=\"" + std::to_string(kMargin) + "\" y=\"14\" font-size=\"11\">" +
+         plan.op.to_string() + " at " + plan.scope.to_string() +
+         ": TMEM (lane x column, cell = thread/slot)</text>\n";
+  add("<text x=\"%d\" y=\"28\" font-size=\"11\">registers (thread x slot, cell = "
+      "lane,column)</text>\n",
+      regs_x);
   // Empty grids first, so unused cells show as white with a thin border.
   for (int lane = 0; lane < 128; ++lane)
     for (int col = 0; col < columns; ++col)
-      add("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#ddd\" stroke-width=\"0.5\"/>\n",
+      add("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#ddd\" "
+          "stroke-width=\"0.5\"/>\n",
           kMargin + col * kCellW, kMargin + lane * kCellH, kCellW, kCellH);
   for (int lane = 0; lane < 128; lane += 16)
     add("<text x=\"2\" y=\"%d\">%d</text>\n", kMargin + lane * kCellH + 9, lane);
@@ -97,15 +103,17 @@ std::string draw_svg(const tmem::Plan& plan) {
     const bool split_cell = p.half >= 0;
     const int h = split_cell ? kCellH / 2 : kCellH;
     const int dy = split_cell ? (halves_drawn[{p.lane, p.column}]++ ? h : 0) : 0;
-    add("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#555\" stroke-width=\"0.3\"/>\n", x,
-        y + dy, kCellW, h, kColors[p.warp % 8]);
+    add("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#555\" "
+        "stroke-width=\"0.3\"/>\n",
+        x, y + dy, kCellW, h, kColors[p.warp % 8]);
     add("<text x=\"%d\" y=\"%d\"%s>%s</text>\n", x + 1, y + dy + (split_cell ? 5 : 9),
         split_cell ? " font-size=\"5\"" : "", label(p).c_str());
     // The register image: thread row, slot column.
     const int rx = regs_x + p.slot * kCellW, ry = kMargin + p.thread * kCellH;
     if (p.half <= 0) {
-      add("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#555\" stroke-width=\"0.3\"/>\n", rx,
-          ry, kCellW, kCellH, kColors[p.warp % 8]);
+      add("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#555\" "
+          "stroke-width=\"0.3\"/>\n",
+          rx, ry, kCellW, kCellH, kColors[p.warp % 8]);
       add("<text x=\"%d\" y=\"%d\">%d,%d</text>\n", rx + 1, ry + 9, p.lane, p.column);
     }
   }

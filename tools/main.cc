@@ -29,7 +29,8 @@ constexpr CommandEntry kCommands[] = {
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
     {"cache", tmemjit_cli::cmd_cache, "cache stats|clear [--cache-dir DIR] [--json]"},
-    {"run", tmemjit_cli::cmd_run, "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--json] [--no-cache | --cache-dir DIR]"},
+    {"run", tmemjit_cli::cmd_run,
+     "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--json] [--no-cache | --cache-dir DIR]"},
 };
 
 int usage(std::ostream& os, int code) {
@@ -37,7 +38,8 @@ int usage(std::ostream& os, int code) {
   for (const auto& command : kCommands) os << "  tmemjit " << command.synopsis << "\n";
   os << "\nSPEC := --op OPCODE --scope warp:W|warpgroup|cta:NW --tmem VIEW --regs VIEW\n"
         "        [--tmem2 VIEW --imm N] | --spec FILE.json\n";
-  os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong data\n";
+  os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong "
+        "data\n";
   return code;
 }
 

@@ -6,9 +6,9 @@
 namespace tmemjit_cli {
 
 std::vector<OptionSpec> spec_options() {
-  return {{"--op", true},    {"--scope", true}, {"--tmem", true}, {"--regs", true},
-          {"--tmem2", true}, {"--imm", true},   {"--spec", true}, {"--json", false},
-          {"--explain", false}};
+  return {{"--op", true},   {"--scope", true}, {"--tmem", true},
+          {"--regs", true}, {"--tmem2", true}, {"--imm", true},
+          {"--spec", true}, {"--json", false}, {"--explain", false}};
 }
 
 std::optional<tmem::Direction> auto_direction(std::string_view op) {
@@ -21,13 +21,16 @@ std::optional<tmem::Direction> auto_direction(std::string_view op) {
 tmem::Result<tmem::Selection> selection_from_args(const Args& args) {
   const std::optional<std::string> op = args.get("--op");
   const auto direction = op ? auto_direction(*op) : std::nullopt;
-  if (!direction) return tmem::Error(tmem::ErrorCode::kUsage, "--explain needs --op auto (or auto.ld, auto.st)");
+  if (!direction)
+    return tmem::Error(tmem::ErrorCode::kUsage, "--explain needs --op auto (or auto.ld, auto.st)");
   for (const char* field : {"--scope", "--tmem", "--regs"})
     if (!args.has(field))
-      return tmem::Error(tmem::ErrorCode::kUsage, std::string("missing ") + field + " (--op auto takes --scope and "
-                                                                            "the two tiles as --tmem and --regs)");
+      return tmem::Error(tmem::ErrorCode::kUsage, std::string("missing ") + field +
+                                                      " (--op auto takes --scope and "
+                                                      "the two tiles as --tmem and --regs)");
   if (args.has("--tmem2") || args.has("--imm"))
-    return tmem::Error(tmem::ErrorCode::kUsage, "--op auto does not select 16x32bx2; name the opcode with --tmem2/--imm");
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--op auto does not select 16x32bx2; name the opcode with --tmem2/--imm");
   auto scope = tmem::Scope::parse(*args.get("--scope"));
   if (!scope) return scope.error();
   auto tmem_view = tmem::View::parse(*args.get("--tmem"));
@@ -44,7 +47,8 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
   if (auto path = args.get("--spec")) {
     for (const char* field : {"--op", "--scope", "--tmem", "--regs", "--tmem2", "--imm"})
       if (args.has(field))
-        return tmem::Error(tmem::ErrorCode::kUsage, std::string("--spec and ") + field + " cannot be combined");
+        return tmem::Error(tmem::ErrorCode::kUsage,
+                           std::string("--spec and ") + field + " cannot be combined");
     std::ifstream in(*path, std::ios::binary);
     if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
     // A spec is a few hundred bytes: read at most one byte past the limit, so a huge file or an
@@ -55,14 +59,16 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
     text.resize(static_cast<size_t>(in.gcount()));
     if (in.gcount() > kLimit)
       return tmem::Error(tmem::ErrorCode::kLimit, "spec file '" + *path + "' is larger than 1 MiB");
-    if (in.bad()) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
+    if (in.bad())
+      return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
     return tmem::TransferSpec::from_json(text);
   }
   for (const char* field : {"--op", "--scope", "--tmem", "--regs"})
     if (!args.has(field))
-      return tmem::Error(tmem::ErrorCode::kUsage, std::string("missing ") + field +
-                                                      " (SPEC := --op OPCODE --scope S --tmem VIEW --regs VIEW "
-                                                      "[--tmem2 VIEW --imm N] | --spec FILE.json)");
+      return tmem::Error(tmem::ErrorCode::kUsage,
+                         std::string("missing ") + field +
+                             " (SPEC := --op OPCODE --scope S --tmem VIEW --regs VIEW "
+                             "[--tmem2 VIEW --imm N] | --spec FILE.json)");
   if (auto_direction(*args.get("--op"))) {
     auto selection = selection_from_args(args);
     if (!selection) return selection.error();
@@ -72,8 +78,9 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
   std::optional<std::string_view> tmem2_view, imm_view;
   if (tmem2) tmem2_view = *tmem2;
   if (imm) imm_view = *imm;
-  return tmem::TransferSpec::from_fields(*args.get("--op"), *args.get("--scope"), *args.get("--tmem"),
-                                         *args.get("--regs"), tmem2_view, imm_view);
+  return tmem::TransferSpec::from_fields(*args.get("--op"), *args.get("--scope"),
+                                         *args.get("--tmem"), *args.get("--regs"), tmem2_view,
+                                         imm_view);
 }
 
 }  // namespace tmemjit_cli

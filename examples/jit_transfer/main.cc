@@ -34,9 +34,12 @@ int main(int argc, char** argv) {
   if (argc < 3 || std::strcmp(argv[1], "--help") == 0) return usage(argv[0]);
   std::string scope_text = "warpgroup", device_text = "auto";
   for (int i = 3; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--scope") == 0) scope_text = argv[i + 1];
-    else if (std::strcmp(argv[i], "--device") == 0) device_text = argv[i + 1];
-    else return usage(argv[0]);
+    if (std::strcmp(argv[i], "--scope") == 0)
+      scope_text = argv[i + 1];
+    else if (std::strcmp(argv[i], "--device") == 0)
+      device_text = argv[i + 1];
+    else
+      return usage(argv[0]);
   }
   auto tmem_tile = tmem::View::parse(argv[1]);
   if (!tmem_tile) return fail(tmem_tile.error());

@@ -1,4 +1,5 @@
-// tmem::check: decides whether a TransferSpec moves every element where its views say, and plans it.
+// tmem::check: decides whether a TransferSpec moves every element where its views say, and plans
+// it.
 #pragma once
 
 #include "tmem/plan.h"

@@ -31,7 +31,7 @@ struct LaunchConfig {
 // serves several GPUs. Loading and launching need the CUDA driver; everything else works without.
 class Kernel {
  public:
-  class Impl;  // runtime/kernel_impl.h
+  class Impl;  // runtime/jit/kernel_impl.h
 
   Kernel() = default;  // empty: valid() is false
   explicit Kernel(std::shared_ptr<Impl> impl) noexcept;

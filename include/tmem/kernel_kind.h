@@ -9,9 +9,9 @@
 namespace tmem {
 
 // Every kind holds the whole tcgen05 lifecycle of TCGEN05.md §7 (alloc ... dealloc, relinquish).
-//   roundtrip  In[thread][slot] -> registers -> st -> wait::st -> ld -> wait::ld -> Out[thread][slot]
-//   store      In -> st (the plan) -> wait::st, then TMEM -> Raw[lane][column] through 32x32b
-//   load       Raw -> TMEM through 32x32b, then ld (the plan) -> wait::ld -> Out
+//   roundtrip  In[thread][slot] -> registers -> st -> wait::st -> ld -> wait::ld ->
+//   Out[thread][slot] store      In -> st (the plan) -> wait::st, then TMEM -> Raw[lane][column]
+//   through 32x32b load       Raw -> TMEM through 32x32b, then ld (the plan) -> wait::ld -> Out
 //   fill       Raw -> TMEM -> Raw2 through 32x32b only (checks the raw path itself)
 // `store` and `load` check a plan against the independent 32x32b identity image.
 enum class KernelKind { kRoundtrip, kStore, kLoad, kFill };

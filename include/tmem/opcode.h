@@ -1,7 +1,8 @@
 // tmem::Opcode: one tcgen05.ld / tcgen05.st form, its operand counts and atom extents.
 //
 // The table in opcode.cc is the single source of truth for every form (TCGEN05.md §1-3, PTX ISA
-// §9.7.16.8.3-4, Tables 49/50); the parser, the image, the checker and the PTX printer derive from it.
+// §9.7.16.8.3-4, Tables 49/50); the parser, the image, the checker and the PTX printer derive from
+// it.
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,7 @@ struct RepeatStep {
   std::vector<std::int64_t> index;  // the repeat coordinate (empty when there are no repeat axes)
   int lane_offset = 0;              // h_k: 0, or 16 for a 16-row shape on the upper half-slab
   int column = 0;                   // c_k: 32-bit TMEM column of the access for group 0
-  std::vector<int> slots;           // register slot (32-bit register index) of instruction register r
+  std::vector<int> slots;  // register slot (32-bit register index) of instruction register r
   friend bool operator==(const RepeatStep&, const RepeatStep&) = default;
 };
 
@@ -28,12 +28,12 @@ struct Plan {
   std::vector<RepeatStep> repeats;         // row-major over repeat_shape
   // Column of group g: c_k + d*(g % 4) + e*(g / 4). DESIGN.md §3 rule 4 has c_k + d*g; warps w and
   // w+4 share a lane slab, so cta scope may also step by warpgroup (e = 4*d recovers d*g).
-  int group_column_stride = 0;             // d: per warp rank in the warpgroup
-  int warpgroup_column_stride = 0;         // e: per warpgroup (cta scope with more than 4 warps)
-  int alloc_columns = 32;                  // power of two in [32, 512]
-  int columns_used = 0;                    // one past the highest column touched
-  int regs_per_thread = 0;                 // register budget: highest slot + 1
-  std::optional<std::int64_t> imm;         // 16x32bx2 only
+  int group_column_stride = 0;      // d: per warp rank in the warpgroup
+  int warpgroup_column_stride = 0;  // e: per warpgroup (cta scope with more than 4 warps)
+  int alloc_columns = 32;           // power of two in [32, 512]
+  int columns_used = 0;             // one past the highest column touched
+  int regs_per_thread = 0;          // register budget: highest slot + 1
+  std::optional<std::int64_t> imm;  // 16x32bx2 only
 
   int warps() const noexcept { return scope.groups(); }
   int instructions_per_warp() const noexcept { return static_cast<int>(repeats.size()); }
@@ -42,9 +42,11 @@ struct Plan {
   // allocation base: lane 32*(warp % 4) + h_k, column c_k + d*(g % 4) + e*(g / 4) (rule 4).
   std::uint32_t address(int group, int repeat) const noexcept {
     const int warp = scope.warp_of_group(group);
-    const std::uint32_t lane = static_cast<std::uint32_t>(32 * (warp % 4) + repeats[repeat].lane_offset);
-    const std::uint32_t column = static_cast<std::uint32_t>(repeats[repeat].column + group_column_stride * (group % 4) +
-                                                              warpgroup_column_stride * (group / 4));
+    const std::uint32_t lane =
+        static_cast<std::uint32_t>(32 * (warp % 4) + repeats[repeat].lane_offset);
+    const std::uint32_t column =
+        static_cast<std::uint32_t>(repeats[repeat].column + group_column_stride * (group % 4) +
+                                   warpgroup_column_stride * (group / 4));
     return lane << 16 | column;
   }
 

@@ -11,18 +11,18 @@ namespace tmem {
 
 // What went wrong, coarse enough to pick an exit code and fine enough to test against.
 enum class ErrorCode {
-  kParse,        // malformed text (opcode, layout, view, spec, JSON)
-  kOpcode,       // a well-formed opcode that breaks an instruction rule (R1-R9)
-  kLayout,       // a layout, tensor or view that is not valid
-  kRule,         // a transfer that breaks a native-image rule (DESIGN.md §3)
-  kTarget,       // a target that cannot run the opcode
-  kLimit,        // an input too large to process
-  kToolchain,    // nvJitLink / NVRTC / ptxas failed or is missing
-  kDriver,       // libcuda missing, or a load or launch failed
-  kIo,           // file system trouble
-  kWrongData,    // a run produced data that differs from the expectation
-  kUsage,        // an API or command-line misuse
-  kInternal,     // a bug in libtmemjit
+  kParse,      // malformed text (opcode, layout, view, spec, JSON)
+  kOpcode,     // a well-formed opcode that breaks an instruction rule (R1-R9)
+  kLayout,     // a layout, tensor or view that is not valid
+  kRule,       // a transfer that breaks a native-image rule (DESIGN.md §3)
+  kTarget,     // a target that cannot run the opcode
+  kLimit,      // an input too large to process
+  kToolchain,  // nvJitLink / NVRTC / ptxas failed or is missing
+  kDriver,     // libcuda missing, or a load or launch failed
+  kIo,         // file system trouble
+  kWrongData,  // a run produced data that differs from the expectation
+  kUsage,      // an API or command-line misuse
+  kInternal,   // a bug in libtmemjit
 };
 
 // Stable lower-case name of an error code ("parse", "rule", ...), used in JSON and messages.
@@ -55,7 +55,8 @@ class [[nodiscard]] Result {
   static_assert(!std::is_same_v<T, Error>, "Result<Error> is meaningless");
 
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value)
+      : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
   Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const noexcept { return state_.index() == 0; }

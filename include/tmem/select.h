@@ -20,11 +20,11 @@ struct SelectionCandidate {
   bool legal = false;
   int instructions_per_warp = 0;  // when legal
   int regs_per_thread = 0;        // when legal
-  std::string verdict;            // "chosen: ...", "legal but ...", "rejected: <rule>", "skipped: ..."
+  std::string verdict;  // "chosen: ...", "legal but ...", "rejected: <rule>", "skipped: ..."
 };
 
 struct Selection {
-  TransferSpec spec;                         // the chosen opcode with its (group, *repeat, *atom) views
+  TransferSpec spec;  // the chosen opcode with its (group, *repeat, *atom) views
   Plan plan;
   std::vector<SelectionCandidate> considered;  // every form tried, in the order tried
   // One line per candidate: why it won or lost.
@@ -40,6 +40,7 @@ struct Selection {
 // then the smaller register budget, then the earlier shape (32x32b first). Errors: kLayout for
 // tiles it cannot split (shapes differ, size not a power of two, 16-bit dtypes: name a pack form
 // explicitly), kRule when no form fits (the explanation lists why each failed).
-Result<Selection> select(Direction direction, const Scope& scope, const View& tmem, const View& regs);
+Result<Selection> select(Direction direction, const Scope& scope, const View& tmem,
+                         const View& regs);
 
 }  // namespace tmem

@@ -20,9 +20,9 @@ class Scope {
  public:
   enum class Kind { kWarp, kWarpgroup, kCta };
 
-  static Result<Scope> warp(int w);      // 0 <= w < 32
+  static Result<Scope> warp(int w);  // 0 <= w < 32
   static Scope warpgroup() { return Scope(Kind::kWarpgroup, 4); }
-  static Result<Scope> cta(int warps);   // 1 <= warps <= 32 (1024 threads)
+  static Result<Scope> cta(int warps);  // 1 <= warps <= 32 (1024 threads)
   // "warp:W", "warpgroup" or "cta:NW".
   static Result<Scope> parse(std::string_view text);
 
@@ -137,8 +137,12 @@ class TransferSpec {
  private:
   TransferSpec(Opcode op, Scope scope, View tmem, View regs, std::optional<View> tmem2,
                std::optional<std::int64_t> imm)
-      : op_(op), scope_(scope), tmem_(std::move(tmem)), regs_(std::move(regs)),
-        tmem2_(std::move(tmem2)), imm_(imm) {}
+      : op_(op),
+        scope_(scope),
+        tmem_(std::move(tmem)),
+        regs_(std::move(regs)),
+        tmem2_(std::move(tmem2)),
+        imm_(imm) {}
 
   Opcode op_;
   Scope scope_;

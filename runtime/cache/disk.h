@@ -9,8 +9,8 @@
 #include <span>
 #include <string>
 
-#include "runtime/support/hash.h"
 #include "runtime/cache/payload.h"
+#include "runtime/support/hash.h"
 #include "tmem/result.h"
 
 namespace tmem {

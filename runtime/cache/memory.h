@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "runtime/support/hash.h"
 #include "runtime/cache/payload.h"
+#include "runtime/support/hash.h"
 #include "tmem/result.h"
 
 namespace tmem {

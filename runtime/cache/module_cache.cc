@@ -120,8 +120,7 @@ Result<Payload> ModuleCache::timed_compile(const Compile& compile) {
   return made;
 }
 
-Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key,
-                                                          const Compile& compile,
+Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key, const Compile& compile,
                                                           Lookup* lookup) {
   if (!enabled_.load(std::memory_order_acquire)) {
     misses_.fetch_add(1, std::memory_order_relaxed);
@@ -162,7 +161,9 @@ Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key,
       where = from_disk ? Lookup::kDiskHit : Lookup::kCompiled;
       break;
   }
-  (where == Lookup::kMemoryHit ? hits_ : where == Lookup::kDiskHit ? disk_hits_ : misses_)
+  (where == Lookup::kMemoryHit ? hits_
+   : where == Lookup::kDiskHit ? disk_hits_
+                               : misses_)
       .fetch_add(1, std::memory_order_relaxed);
   if (lookup != nullptr) *lookup = where;
   return result;

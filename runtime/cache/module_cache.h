@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "runtime/cache/disk.h"
-#include "runtime/support/hash.h"
 #include "runtime/cache/memory.h"
 #include "runtime/cache/payload.h"
+#include "runtime/support/hash.h"
 #include "tmem/cache.h"
 #include "tmem/result.h"
 

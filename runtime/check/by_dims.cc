@@ -7,8 +7,8 @@
 #include <bit>
 #include <vector>
 
-#include "runtime/descriptor/additive_map.h"
 #include "runtime/check/owner.h"
+#include "runtime/descriptor/additive_map.h"
 #include "tmem/image.h"
 
 namespace tmem {
@@ -28,10 +28,13 @@ struct OperandTables {
     static const PhysCoord kZero{};
     return per_group ? (*per_group)[static_cast<size_t>(g)] : kZero;
   }
-  const std::vector<PhysCoord>& atom(int i) const { return map.dims[static_cast<size_t>(atom_start + i)]; }
+  const std::vector<PhysCoord>& atom(int i) const {
+    return map.dims[static_cast<size_t>(atom_start + i)];
+  }
 };
 
-std::optional<OperandTables> tables_of(const View& view, int group_rank, std::span<const std::int64_t> repeat_shape,
+std::optional<OperandTables> tables_of(const View& view, int group_rank,
+                                       std::span<const std::int64_t> repeat_shape,
                                        std::int64_t repeat_count) {
   auto map = additive_map(view);
   if (!map) return std::nullopt;
@@ -54,17 +57,23 @@ std::optional<OperandTables> tables_of(const View& view, int group_rank, std::sp
 
 // Rule 3 inside one atom: row r is lane +r, column c is `col_step` units further, half h is
 // `half_step` units further, wherever the atom starts.
-bool atom_is_native(const OperandTables& t, bool halves, std::int64_t col_step, std::int64_t half_step) {
+bool atom_is_native(const OperandTables& t, bool halves, std::int64_t col_step,
+                    std::int64_t half_step) {
   const auto& rows = t.atom(0);
   const auto& cols = t.atom(1);
   for (size_t r = 0; r < rows.size(); ++r)
-    if (rows[r][Axis::kTLane] != static_cast<std::int64_t>(r) || rows[r][Axis::kTCol] != 0) return false;
+    if (rows[r][Axis::kTLane] != static_cast<std::int64_t>(r) || rows[r][Axis::kTCol] != 0)
+      return false;
   for (size_t c = 0; c < cols.size(); ++c)
-    if (cols[c][Axis::kTLane] != 0 || cols[c][Axis::kTCol] != static_cast<std::int64_t>(c) * col_step) return false;
+    if (cols[c][Axis::kTLane] != 0 ||
+        cols[c][Axis::kTCol] != static_cast<std::int64_t>(c) * col_step)
+      return false;
   if (halves) {
     const auto& half = t.atom(2);
     for (size_t h = 0; h < half.size(); ++h)
-      if (half[h][Axis::kTLane] != 0 || half[h][Axis::kTCol] != static_cast<std::int64_t>(h) * half_step) return false;
+      if (half[h][Axis::kTLane] != 0 ||
+          half[h][Axis::kTCol] != static_cast<std::int64_t>(h) * half_step)
+        return false;
   }
   return true;
 }
@@ -72,10 +81,13 @@ bool atom_is_native(const OperandTables& t, bool halves, std::int64_t col_step, 
 // Coverage bits in 16-bit units, 1024 per lane: sets units first, first + step, ... (`count` of
 // them, step 1 or 2) a word at a time; false when one was set already (rule 7: two elements on
 // one cell).
-bool cover(std::vector<std::uint64_t>& bits, std::int64_t lane, std::int64_t first, std::int64_t count, int step) {
+bool cover(std::vector<std::uint64_t>& bits, std::int64_t lane, std::int64_t first,
+           std::int64_t count, int step) {
   std::uint64_t* row = bits.data() + lane * kWordsPerLane;
   // 64 is even, so the units of one parity sit at the same bits of every word.
-  const std::uint64_t pattern = step == 1 ? ~std::uint64_t{0} : first % 2 ? 0xAAAAAAAAAAAAAAAAull : 0x5555555555555555ull;
+  const std::uint64_t pattern = step == 1   ? ~std::uint64_t{0}
+                                : first % 2 ? 0xAAAAAAAAAAAAAAAAull
+                                            : 0x5555555555555555ull;
   const std::int64_t end = first + (count - 1) * step + 1;
   for (std::int64_t unit = first; unit < end;) {
     const std::int64_t word = unit / 64, low = unit % 64;
@@ -91,8 +103,9 @@ bool cover(std::vector<std::uint64_t>& bits, std::int64_t lane, std::int64_t fir
 
 }  // namespace
 
-std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::int64_t> repeat_shape,
-                                 bool regs_halves, bool tmem_halves) {
+std::optional<Plan> plan_by_dims(const TransferSpec& spec,
+                                 std::span<const std::int64_t> repeat_shape, bool regs_halves,
+                                 bool tmem_halves) {
   const Opcode& op = spec.op();
   const Scope& scope = spec.scope();
   const int groups = scope.groups();
@@ -141,8 +154,10 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
       RepeatStep& step = plan.repeats[static_cast<size_t>(k)];
       const PhysCoord& gk_group = tmem->group(g);
       const PhysCoord& gk_repeat = tmem->per_repeat[static_cast<size_t>(k)];
-      const std::int64_t lane0 = tmem->map.origin[Axis::kTLane] + gk_group[Axis::kTLane] + gk_repeat[Axis::kTLane];
-      const std::int64_t unit0 = tmem->map.origin[Axis::kTCol] + gk_group[Axis::kTCol] + gk_repeat[Axis::kTCol];
+      const std::int64_t lane0 =
+          tmem->map.origin[Axis::kTLane] + gk_group[Axis::kTLane] + gk_repeat[Axis::kTLane];
+      const std::int64_t unit0 =
+          tmem->map.origin[Axis::kTCol] + gk_group[Axis::kTCol] + gk_repeat[Axis::kTCol];
       if (unit0 % tmem_units != 0) return std::nullopt;
       const std::int64_t col0 = unit0 / tmem_units;
       const std::int64_t offset = lane0 - slab;
@@ -159,16 +174,20 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
       } else if (offset != step.lane_offset) {
         return std::nullopt;
       }
-      if (g == 1 && k == 0) plan.group_column_stride = static_cast<int>(col0 - plan.repeats[0].column);
-      if (g == 4 && k == 0) plan.warpgroup_column_stride = static_cast<int>(col0 - plan.repeats[0].column);
-      if (g > 0 && col0 != step.column + static_cast<std::int64_t>(plan.group_column_stride) * (g % 4) +
+      if (g == 1 && k == 0)
+        plan.group_column_stride = static_cast<int>(col0 - plan.repeats[0].column);
+      if (g == 4 && k == 0)
+        plan.warpgroup_column_stride = static_cast<int>(col0 - plan.repeats[0].column);
+      if (g > 0 && col0 != step.column +
+                               static_cast<std::int64_t>(plan.group_column_stride) * (g % 4) +
                                static_cast<std::int64_t>(plan.warpgroup_column_stride) * (g / 4))
         return std::nullopt;  // rule 4: one column stride per warp (and per warpgroup)
 
       std::int64_t base_lane[2] = {lane0, 0}, base_col[2] = {col0, 0};
       if (tmem2) {
         // Rule 6: the second access is at taddr + imm, a plain 32-bit address add.
-        const std::uint32_t address1 = static_cast<std::uint32_t>(lane0 << 16 | col0) + static_cast<std::uint32_t>(*spec.imm());
+        const std::uint32_t address1 = static_cast<std::uint32_t>(lane0 << 16 | col0) +
+                                       static_cast<std::uint32_t>(*spec.imm());
         base_lane[1] = address1 >> 16;
         base_col[1] = address1 & 0xFFFF;
         if (base_lane[1] < slab || base_lane[1] + rows > slab + 32) return std::nullopt;
@@ -185,9 +204,12 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
         if (last_cell >= kColumns) return std::nullopt;
         columns_used = std::max(columns_used, static_cast<int>(last_cell) + 1);
         if (!is_store) continue;
-        // Rule 7: the destination receives each cell once (16-bit units; a 32-bit element covers both).
+        // Rule 7: the destination receives each cell once (16-bit units; a 32-bit element covers
+        // both).
         for (int row = 0; row < rows; ++row)
-          if (!cover(covered, base_lane[access] + row, 2 * base_col[access], cover_count, cover_step)) return std::nullopt;
+          if (!cover(covered, base_lane[access] + row, 2 * base_col[access], cover_count,
+                     cover_step))
+            return std::nullopt;
       }
     }
   }
@@ -208,9 +230,11 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
     if (has(Axis::kTidInWg) && (shift[Axis::kTidInWg] % 32 != 0 ||
                                 shift[Axis::kTidInWg] / 32 + 4 * shift[Axis::kWgid] != warps))
       return std::nullopt;
-    if (has(Axis::kTx) && (shift[Axis::kTx] % 32 != 0 || shift[Axis::kTx] / 32 != warps)) return std::nullopt;
+    if (has(Axis::kTx) && (shift[Axis::kTx] % 32 != 0 || shift[Axis::kTx] / 32 != warps))
+      return std::nullopt;
     if (has(Axis::kWarpid) && shift[Axis::kWarpid] != warps) return std::nullopt;
-    if (has(Axis::kWidInWg) && shift[Axis::kWidInWg] + 4 * shift[Axis::kWgid] != warps) return std::nullopt;
+    if (has(Axis::kWidInWg) && shift[Axis::kWidInWg] + 4 * shift[Axis::kWgid] != warps)
+      return std::nullopt;
   }
   const int warp0 = scope.warp_of_group(0);
   const int halves = regs_halves ? 2 : 1;
@@ -220,11 +244,14 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
   std::array<Axis, kNumAxes> used{};
   int n_used = 0;
   for (Axis axis : all_axes())
-    if (axes & (kThreadAxes | axis_bit(Axis::kM)) & axis_bit(axis)) used[static_cast<size_t>(n_used++)] = axis;
+    if (axes & (kThreadAxes | axis_bit(Axis::kM)) & axis_bit(axis))
+      used[static_cast<size_t>(n_used++)] = axis;
   auto compact = [&](const std::vector<PhysCoord>& table) {
     std::vector<std::int64_t> out(table.size() * static_cast<size_t>(n_used));
     for (size_t i = 0; i < table.size(); ++i)
-      for (int a = 0; a < n_used; ++a) out[i * static_cast<size_t>(n_used) + static_cast<size_t>(a)] = table[i][used[static_cast<size_t>(a)]];
+      for (int a = 0; a < n_used; ++a)
+        out[i * static_cast<size_t>(n_used) + static_cast<size_t>(a)] =
+            table[i][used[static_cast<size_t>(a)]];
     return out;
   };
   const std::vector<PhysCoord> kNoAccess(1);
@@ -233,26 +260,31 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
   const auto col_table = compact(regs->atom(atom_dim + 1));
   const std::vector<PhysCoord> kNoHalf(2);
   const auto half_table = compact(regs_halves ? regs->atom(atom_dim + 2) : kNoHalf);
-  const int m_index = static_cast<int>(std::find(used.begin(), used.begin() + n_used, Axis::kM) - used.begin());
+  const int m_index =
+      static_cast<int>(std::find(used.begin(), used.begin() + n_used, Axis::kM) - used.begin());
   std::vector<std::array<std::int64_t, 2>> atom_m(static_cast<size_t>(regs_per_instr), {-1, -1});
   PhysCoord at;  // axes outside `used` stay 0
   for (int l = 0; l < 32; ++l) {
     for (int r = 0; r < regs_per_instr; ++r) {
       const AtomCoord word = image(op, l, r);
-      const std::int64_t* acc = &access_table[static_cast<size_t>(word.access * (op.is_split() ? n_used : 0))];
+      const std::int64_t* acc =
+          &access_table[static_cast<size_t>(word.access * (op.is_split() ? n_used : 0))];
       const std::int64_t* row = &row_table[static_cast<size_t>(word.row * n_used)];
       const std::int64_t* col = &col_table[static_cast<size_t>(word.col * n_used)];
       for (int h = 0; h < halves; ++h) {
         const std::int64_t* half = &half_table[static_cast<size_t>(h * n_used)];
         for (int a = 0; a < n_used; ++a)
-          at[used[static_cast<size_t>(a)]] = regs->map.origin[used[static_cast<size_t>(a)]] + acc[a] + row[a] + col[a] + half[a];
+          at[used[static_cast<size_t>(a)]] =
+              regs->map.origin[used[static_cast<size_t>(a)]] + acc[a] + row[a] + col[a] + half[a];
         const Owner owner = owner_of(at, axes);
         if (owner.lane != l || (owner.warp != -1 && owner.warp != warp0)) return std::nullopt;
         const std::int64_t m = m_index < n_used ? at[Axis::kM] : 0;
         if (regs_halves && m % 2 != h) return std::nullopt;
         std::int64_t& seen = atom_m[static_cast<size_t>(r)][static_cast<size_t>(h)];
-        if (seen < 0) seen = m;
-        else if (seen != m) return std::nullopt;  // rule 2: one register name in every lane
+        if (seen < 0)
+          seen = m;
+        else if (seen != m)
+          return std::nullopt;  // rule 2: one register name in every lane
       }
     }
   }
@@ -265,7 +297,8 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
     slots.resize(static_cast<size_t>(regs_per_instr));
     for (int r = 0; r < regs_per_instr; ++r) {
       const std::int64_t slot = (atom_m[static_cast<size_t>(r)][0] + shift) / regs_units;
-      if (regs_halves && (atom_m[static_cast<size_t>(r)][1] + shift) / regs_units != slot) return std::nullopt;
+      if (regs_halves && (atom_m[static_cast<size_t>(r)][1] + shift) / regs_units != slot)
+        return std::nullopt;
       if (slot > 65535) return std::nullopt;
       slots[static_cast<size_t>(r)] = static_cast<int>(slot);
       max_slot = std::max(max_slot, static_cast<int>(slot));
@@ -279,7 +312,8 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::
     }
   plan.regs_per_thread = max_slot + 1;
   plan.columns_used = columns_used;
-  plan.alloc_columns = std::max(32, static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(columns_used, 1)))));
+  plan.alloc_columns = std::max(
+      32, static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(columns_used, 1)))));
   return plan;
 }
 

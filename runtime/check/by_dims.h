@@ -16,8 +16,9 @@ namespace tmem {
 // Requires: `spec` passed the axis, shape, ownership-axis and replica checks of check.cc;
 // `repeat_shape` are its repeat extents; `regs_halves`/`tmem_halves` say whether the operand's
 // atom ends in a 16-bit half axis. Returns the same Plan the per-element checker would, or nullopt.
-std::optional<Plan> plan_by_dims(const TransferSpec& spec, std::span<const std::int64_t> repeat_shape,
-                                 bool regs_halves, bool tmem_halves);
+std::optional<Plan> plan_by_dims(const TransferSpec& spec,
+                                 std::span<const std::int64_t> repeat_shape, bool regs_halves,
+                                 bool tmem_halves);
 
 // Variants of tmem::check (check.cc).
 // The per-element checker alone, without this fast path: the reference it must match, for tests

@@ -8,9 +8,9 @@
 
 namespace tmem {
 
-inline constexpr AxisMask kThreadAxes = axis_bit(Axis::kTx) | axis_bit(Axis::kWarpid) | axis_bit(Axis::kLaneid) |
-                                        axis_bit(Axis::kWgid) | axis_bit(Axis::kTidInWg) |
-                                        axis_bit(Axis::kWidInWg);
+inline constexpr AxisMask kThreadAxes = axis_bit(Axis::kTx) | axis_bit(Axis::kWarpid) |
+                                        axis_bit(Axis::kLaneid) | axis_bit(Axis::kWgid) |
+                                        axis_bit(Axis::kTidInWg) | axis_bit(Axis::kWidInWg);
 
 // -1: the layout does not say; -2: its thread axes disagree (laneid 3 but tid_in_wg 37).
 struct Owner {
@@ -23,7 +23,9 @@ inline Owner owner_of(const PhysCoord& at, AxisMask axes) noexcept {
   // Every thread axis the layout uses must tell the same story; a disagreement makes the owner
   // unknown, which fails the ownership rule.
   Owner owner;
-  auto set = [](std::int64_t& field, std::int64_t value) { field = field < 0 || field == value ? value : -2; };
+  auto set = [](std::int64_t& field, std::int64_t value) {
+    field = field < 0 || field == value ? value : -2;
+  };
   const std::int64_t wg = has(Axis::kWgid) ? at[Axis::kWgid] : 0;
   if (has(Axis::kLaneid)) set(owner.lane, at[Axis::kLaneid]);
   if (has(Axis::kTidInWg)) {

@@ -1,9 +1,8 @@
 // Text and JSON forms of a Plan.
 #include "tmem/plan.h"
 
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace tmem {
 namespace {
@@ -31,13 +30,16 @@ std::string Plan::summary() const {
   std::ostringstream os;
   os << "ok: " << op.to_string() << " at scope " << scope.to_string() << "\n"
      << "  warps " << warps() << ", " << instructions_per_warp() << " instruction"
-     << (instructions_per_warp() == 1 ? "" : "s") << " per warp (repeats " << shape_text(repeat_shape) << ")\n"
-     << "  " << regs_per_thread << " registers per thread, " << columns_used << " TMEM columns used, allocation "
-     << alloc_columns << " columns\n";
+     << (instructions_per_warp() == 1 ? "" : "s") << " per warp (repeats "
+     << shape_text(repeat_shape) << ")\n"
+     << "  " << regs_per_thread << " registers per thread, " << columns_used
+     << " TMEM columns used, allocation " << alloc_columns << " columns\n";
   if (group_column_stride) os << "  column stride per warp " << group_column_stride << "\n";
-  if (warpgroup_column_stride) os << "  column stride per warpgroup " << warpgroup_column_stride << "\n";
-  if (imm) os << "  immHalfSplitoff " << *imm << " (lane +" << (static_cast<std::uint32_t>(*imm) >> 16) << ", column +"
-              << (static_cast<std::uint32_t>(*imm) & 0xFFFF) << ")\n";
+  if (warpgroup_column_stride)
+    os << "  column stride per warpgroup " << warpgroup_column_stride << "\n";
+  if (imm)
+    os << "  immHalfSplitoff " << *imm << " (lane +" << (static_cast<std::uint32_t>(*imm) >> 16)
+       << ", column +" << (static_cast<std::uint32_t>(*imm) & 0xFFFF) << ")\n";
   return os.str();
 }
 
@@ -46,8 +48,8 @@ std::string Plan::to_string() const {
   os << summary();
   for (size_t k = 0; k < repeats.size(); ++k) {
     const RepeatStep& step = repeats[k];
-    os << "  repeat " << shape_text(step.index) << ": lane offset " << step.lane_offset << ", column "
-       << step.column << ", slots " << slots_text(step.slots) << "\n";
+    os << "  repeat " << shape_text(step.index) << ": lane offset " << step.lane_offset
+       << ", column " << step.column << ", slots " << slots_text(step.slots) << "\n";
   }
   return os.str();
 }
@@ -69,13 +71,16 @@ std::string Plan::to_json(bool full) const {
   if (full) {
     nlohmann::json steps = nlohmann::json::array();
     for (const RepeatStep& step : repeats)
-      steps.push_back({{"index", step.index}, {"lane_offset", step.lane_offset}, {"column", step.column},
+      steps.push_back({{"index", step.index},
+                       {"lane_offset", step.lane_offset},
+                       {"column", step.column},
                        {"slots", step.slots}});
     json["steps"] = steps;
     nlohmann::json addresses = nlohmann::json::array();
     for (int g = 0; g < warps(); ++g) {
       nlohmann::json per_warp = nlohmann::json::array();
-      for (size_t k = 0; k < repeats.size(); ++k) per_warp.push_back(address(g, static_cast<int>(k)));
+      for (size_t k = 0; k < repeats.size(); ++k)
+        per_warp.push_back(address(g, static_cast<int>(k)));
       addresses.push_back({{"warp", scope.warp_of_group(g)}, {"taddr", per_warp}});
     }
     json["addresses"] = addresses;

@@ -5,9 +5,9 @@
 #include <bit>
 #include <numeric>
 
-#include "runtime/descriptor/additive_map.h"
 #include "runtime/check/by_dims.h"
 #include "runtime/check/owner.h"
+#include "runtime/descriptor/additive_map.h"
 #include "tmem/check.h"
 
 namespace tmem {
@@ -15,10 +15,10 @@ namespace {
 
 // What one bit of the tile's flat index does on each side.
 struct Bit {
-  int index = 0;               // dim of the binary view (0 = most significant)
-  std::int64_t lane = 0;       // TMEM lane step
-  std::int64_t column = 0;     // TMEM column step (32-bit cells)
-  std::int64_t thread = 0;     // CTA thread step of the owner
+  int index = 0;            // dim of the binary view (0 = most significant)
+  std::int64_t lane = 0;    // TMEM lane step
+  std::int64_t column = 0;  // TMEM column step (32-bit cells)
+  std::int64_t thread = 0;  // CTA thread step of the owner
 };
 
 std::int64_t thread_of(const PhysCoord& at, AxisMask axes) {
@@ -38,21 +38,28 @@ Result<View> binary(const View& view, int bits) {
 
 std::string Selection::explain() const {
   std::string out;
-  for (const SelectionCandidate& candidate : considered) out += candidate.op.to_string() + ": " + candidate.verdict + "\n";
+  for (const SelectionCandidate& candidate : considered)
+    out += candidate.op.to_string() + ": " + candidate.verdict + "\n";
   return out;
 }
 
-Result<Selection> select(Direction direction, const Scope& scope, const View& tmem, const View& regs) {
-  auto layout_error = [](std::string message) { return Error(ErrorCode::kLayout, "--op auto: " + std::move(message)); };
+Result<Selection> select(Direction direction, const Scope& scope, const View& tmem,
+                         const View& regs) {
+  auto layout_error = [](std::string message) {
+    return Error(ErrorCode::kLayout, "--op auto: " + std::move(message));
+  };
   if (!std::ranges::equal(tmem.shape(), regs.shape()))
-    return layout_error("the TMEM and register tiles must have the same logical shape (one tile, no group or "
-                        "repeat axes)");
+    return layout_error(
+        "the TMEM and register tiles must have the same logical shape (one tile, no group or "
+        "repeat axes)");
   if (bits(tmem.dtype()) != 32 || bits(regs.dtype()) != 32)
-    return layout_error("only 32-bit tiles are selected automatically; for 16-bit data name a .pack::16b or "
-                        ".unpack::16b opcode explicitly");
+    return layout_error(
+        "only 32-bit tiles are selected automatically; for 16-bit data name a .pack::16b or "
+        ".unpack::16b opcode explicitly");
   const std::int64_t size = tmem.size();
   if (size < 32 || !std::has_single_bit(static_cast<std::uint64_t>(size)))
-    return layout_error("the tile has " + std::to_string(size) + " elements; automatic selection needs a power of "
+    return layout_error("the tile has " + std::to_string(size) +
+                        " elements; automatic selection needs a power of "
                         "two of at least 32");
   const int n = std::countr_zero(static_cast<std::uint64_t>(size));
   auto tmem_bits = binary(tmem, n);
@@ -61,8 +68,9 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
   auto tmem_map = additive_map(*tmem_bits);
   auto regs_map = additive_map(*regs_bits);
   if (!tmem_map || !regs_map)
-    return layout_error("a layout carries between index bits (or is replicated); write the views and name the "
-                        "opcode explicitly");
+    return layout_error(
+        "a layout carries between index bits (or is replicated); write the views and name the "
+        "opcode explicitly");
 
   const AxisMask regs_axes = regs.axes();
   const std::int64_t thread0 = thread_of(regs_map->origin, regs_axes);
@@ -79,12 +87,14 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
   }
   // Warps: the bits that move an element to another warp, most significant first.
   std::vector<Bit> group_bits, rest;
-  for (const Bit& bit : all) (bit.thread >= 32 || bit.thread <= -32 ? group_bits : rest).push_back(bit);
+  for (const Bit& bit : all)
+    (bit.thread >= 32 || bit.thread <= -32 ? group_bits : rest).push_back(bit);
   std::ranges::sort(group_bits, std::greater{}, &Bit::thread);
   const int groups = scope.groups();
   if ((std::int64_t{1} << group_bits.size()) != groups)
-    return layout_error("the register tile spreads over " + std::to_string(std::int64_t{1} << group_bits.size()) +
-                        " warps but scope " + scope.to_string() + " has " + std::to_string(groups));
+    return layout_error("the register tile spreads over " +
+                        std::to_string(std::int64_t{1} << group_bits.size()) + " warps but scope " +
+                        scope.to_string() + " has " + std::to_string(groups));
 
   std::optional<Selection> best;
   std::vector<SelectionCandidate> considered;
@@ -98,13 +108,16 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
       // Atom rows: lane steps below the atom height; atom columns: column steps below its width.
       std::vector<Bit> row_bits, col_bits, repeat_bits;
       for (const Bit& bit : rest) {
-        if (bit.column == 0 && bit.lane > 0 && bit.lane < rows) row_bits.push_back(bit);
-        else if (bit.lane == 0 && bit.column > 0 && bit.column < cols) col_bits.push_back(bit);
-        else repeat_bits.push_back(bit);
+        if (bit.column == 0 && bit.lane > 0 && bit.lane < rows)
+          row_bits.push_back(bit);
+        else if (bit.lane == 0 && bit.column > 0 && bit.column < cols)
+          col_bits.push_back(bit);
+        else
+          repeat_bits.push_back(bit);
       }
       if ((1 << row_bits.size()) != rows || (1 << col_bits.size()) != cols) {
-        candidate.verdict = "skipped: the tile has no " + std::to_string(rows) + "-lane by " + std::to_string(cols) +
-                            "-column block per warp";
+        candidate.verdict = "skipped: the tile has no " + std::to_string(rows) + "-lane by " +
+                            std::to_string(cols) + "-column block per warp";
         considered.push_back(std::move(candidate));
         continue;
       }
@@ -130,7 +143,8 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
       auto tmem_view = arrange(*tmem_bits);
       auto regs_view = arrange(*regs_bits);
       if (!tmem_view || !regs_view) {
-        candidate.verdict = "skipped: " + (tmem_view ? regs_view.error() : tmem_view.error()).message();
+        candidate.verdict =
+            "skipped: " + (tmem_view ? regs_view.error() : tmem_view.error()).message();
         considered.push_back(std::move(candidate));
         continue;
       }
@@ -150,7 +164,8 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
       candidate.legal = true;
       candidate.instructions_per_warp = plan->instructions_per_warp();
       candidate.regs_per_thread = plan->regs_per_thread;
-      const bool better = !best || plan->instructions_per_warp() < best->plan.instructions_per_warp() ||
+      const bool better = !best ||
+                          plan->instructions_per_warp() < best->plan.instructions_per_warp() ||
                           (plan->instructions_per_warp() == best->plan.instructions_per_warp() &&
                            plan->regs_per_thread < best->plan.regs_per_thread);
       if (better) best.emplace(Selection{std::move(*spec), std::move(*plan), {}});
@@ -159,19 +174,24 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
   }
   if (!best) {
     std::string why;
-    for (const auto& candidate : considered) why += candidate.op.to_string() + ": " + candidate.verdict + "\n";
-    return Error(ErrorCode::kRule, "--op auto: no " + std::string(to_string(direction)) +
-                                       " form fits these tiles at scope " + scope.to_string(), why);
+    for (const auto& candidate : considered)
+      why += candidate.op.to_string() + ": " + candidate.verdict + "\n";
+    return Error(ErrorCode::kRule,
+                 "--op auto: no " + std::string(to_string(direction)) +
+                     " form fits these tiles at scope " + scope.to_string(),
+                 why);
   }
   for (auto& candidate : considered) {
     if (!candidate.legal) continue;
     if (candidate.op == best->spec.op())
-      candidate.verdict = "chosen: " + std::to_string(candidate.instructions_per_warp) + " instruction(s) per warp, " +
-                          std::to_string(candidate.regs_per_thread) + " registers per thread";
+      candidate.verdict = "chosen: " + std::to_string(candidate.instructions_per_warp) +
+                          " instruction(s) per warp, " + std::to_string(candidate.regs_per_thread) +
+                          " registers per thread";
     else
       candidate.verdict = "legal, lost: " + std::to_string(candidate.instructions_per_warp) +
-                          " instruction(s) per warp and " + std::to_string(candidate.regs_per_thread) +
-                          " registers per thread vs " + std::to_string(best->plan.instructions_per_warp()) + " and " +
+                          " instruction(s) per warp and " +
+                          std::to_string(candidate.regs_per_thread) + " registers per thread vs " +
+                          std::to_string(best->plan.instructions_per_warp()) + " and " +
                           std::to_string(best->plan.regs_per_thread);
   }
   best->considered = std::move(considered);

@@ -14,11 +14,11 @@
 #include <mutex>
 #include <sstream>
 
+#include "runtime/compile/sass.h"
 #include "runtime/cuda/driver.h"
-#include "runtime/support/hash.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
-#include "runtime/compile/sass.h"
+#include "runtime/support/hash.h"
 #include "runtime/support/subprocess.h"
 
 namespace tmem {
@@ -161,8 +161,8 @@ std::string nvjitlink_logs(const nvjitlink::Api& api, nvJitLinkHandle handle, bo
 #if defined(__clang__)
 [[clang::disable_tail_calls]]
 #endif
-nvJitLinkResult nvjitlink_add_ptx(const nvjitlink::Api& api, nvJitLinkHandle handle,
-                                  const std::string& ptx) {
+nvJitLinkResult
+nvjitlink_add_ptx(const nvjitlink::Api& api, nvJitLinkHandle handle, const std::string& ptx) {
   return api.add_data(handle, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "tmemjit.ptx");
 }
 

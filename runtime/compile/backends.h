@@ -14,10 +14,10 @@ namespace tmem {
 bool nvptxcompiler_built_in() noexcept;
 
 // The backend that `backend` stands for: kAuto is kNvPtxCompiler when built in (whole-program code,
-// as compact as ptxas, in-process), else kNvJitLink. kNvJitLink (given or from kAuto) becomes kPtxas
-// when libnvJitLink cannot be loaded (runtime/cuda/nvjitlink.h), with one warning on stderr per
-// process; every other backend is itself. Cache keys and anything else that must name the compiler
-// use the resolved backend.
+// as compact as ptxas, in-process), else kNvJitLink. kNvJitLink (given or from kAuto) becomes
+// kPtxas when libnvJitLink cannot be loaded (runtime/cuda/nvjitlink.h), with one warning on stderr
+// per process; every other backend is itself. Cache keys and anything else that must name the
+// compiler use the resolved backend.
 Backend resolve_backend(Backend backend) noexcept;
 
 // Compiles PTX for options.target with resolve_backend(options.backend): kNvJitLink,

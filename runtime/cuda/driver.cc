@@ -89,8 +89,9 @@ std::string result_text(const Api& api, CUresult result) {
   if (text != nullptr) message += std::string(": ") + text;
   // The one fault a user fixes outside the program: code newer than the installed driver.
   if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-    message += " (the NVIDIA driver is older than the CUDA toolkit that produced this code; "
-               "update the driver)";
+    message +=
+        " (the NVIDIA driver is older than the CUDA toolkit that produced this code; "
+        "update the driver)";
   return message;
 }
 
@@ -551,7 +552,8 @@ Result<JitImage> driver_jit_ptx(const std::string& ptx, const JitOptions& jit_op
   constexpr unsigned kOptionCount = sizeof options / sizeof options[0];
 
   // A JIT failure (the driver refusing the target included) is a toolchain error laid out as the
-  // other backends' (runtime/compile/backends.h): stage, first log error, backend, options, log, PTX.
+  // other backends' (runtime/compile/backends.h): stage, first log error, backend, options, log,
+  // PTX.
   CUlinkState link = nullptr;
   auto fail = [&](const char* call, CUresult result) {
     const std::string log = error_log.c_str();

@@ -1,5 +1,5 @@
-// libnvrtc, opened with dlopen on first use (runtime/cuda/shared_library.h), so that a process without
-// it still loads libtmemjit; only compile_cuda (the CUDA C++ form) needs it.
+// libnvrtc, opened with dlopen on first use (runtime/cuda/shared_library.h), so that a process
+// without it still loads libtmemjit; only compile_cuda (the CUDA C++ form) needs it.
 #pragma once
 
 #include <nvrtc.h>

@@ -33,7 +33,9 @@ std::optional<AdditiveMap> additive_map(const View& view, std::int64_t max_entri
   // suffix[j]: product of the extents after iter j (the last iter is the lowest digit).
   std::vector<std::int64_t> suffix(iters, 1);
   for (size_t j = iters; j-- > 1;) suffix[j - 1] = suffix[j] * shard[j].extent;
-  auto digit = [&](std::int64_t base_index, size_t j) { return base_index / suffix[j] % shard[j].extent; };
+  auto digit = [&](std::int64_t base_index, size_t j) {
+    return base_index / suffix[j] % shard[j].extent;
+  };
 
   std::int64_t entries = 0;
   for (int d = 0; d < view.ndim(); ++d) entries += view.shape()[static_cast<size_t>(d)];

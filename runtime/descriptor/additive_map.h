@@ -13,8 +13,9 @@
 namespace tmem {
 
 struct AdditiveMap {
-  PhysCoord origin;                           // the element at (0, ..., 0)
-  std::vector<std::vector<PhysCoord>> dims;   // dims[d][i]: what index i of dim d adds; dims[d][0] is 0
+  PhysCoord origin;  // the element at (0, ..., 0)
+  std::vector<std::vector<PhysCoord>>
+      dims;  // dims[d][i]: what index i of dim d adds; dims[d][0] is 0
 };
 
 // The split exists when the view's base-index contributions can never carry from one layout iter

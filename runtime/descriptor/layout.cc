@@ -5,9 +5,8 @@
 #include <array>
 #include <ostream>
 
-#include "runtime/support/fnv.h"
-
 #include "runtime/descriptor/parser.h"
+#include "runtime/support/fnv.h"
 
 namespace tmem {
 namespace {

@@ -352,8 +352,8 @@ bool DescriptorParser::datapath_call(std::optional<View>& out, size_t start) {
   return true;
 }
 
-bool DescriptorParser::keyword_args(const std::string& int_key, std::optional<std::int64_t>& int_value,
-                                    DType& dtype) {
+bool DescriptorParser::keyword_args(const std::string& int_key,
+                                    std::optional<std::int64_t>& int_value, DType& dtype) {
   while (accept(',')) {
     skip_space();
     const size_t at = pos_;

@@ -57,7 +57,8 @@ class DescriptorParser {
   bool tensor_call(std::optional<View>& out, size_t start);
   // The keyword arguments after a factory's positional ones: `, key=N` (at most the one integer
   // keyword `int_key`) and `, dtype=T`, in any order.
-  bool keyword_args(const std::string& int_key, std::optional<std::int64_t>& int_value, DType& dtype);
+  bool keyword_args(const std::string& int_key, std::optional<std::int64_t>& int_value,
+                    DType& dtype);
   bool datapath_call(std::optional<View>& out, size_t start);
   bool wg_local_call(std::optional<View>& out, size_t start);
   bool method(std::optional<View>& view);

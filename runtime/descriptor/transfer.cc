@@ -2,9 +2,8 @@
 #include "tmem/transfer.h"
 
 #include <charconv>
-#include <ostream>
-
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 namespace tmem {
 namespace {
@@ -13,8 +12,8 @@ namespace {
 constexpr size_t kMaxSpecBytes = size_t{1} << 20;
 
 Error too_long(std::string_view what, size_t bytes) {
-  return Error(ErrorCode::kLimit, std::string(what) + " of " + std::to_string(bytes) +
-                                      " bytes is longer than 1 MiB");
+  return Error(ErrorCode::kLimit,
+               std::string(what) + " of " + std::to_string(bytes) + " bytes is longer than 1 MiB");
 }
 
 // `text` for an error message, cut to its first 64 bytes so hostile input keeps messages short.
@@ -44,8 +43,10 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t value) {
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
+    text.remove_suffix(1);
   return text;
 }
 
@@ -62,7 +63,8 @@ Result<View> parse_operand(std::string_view name, std::string_view text) {
 
 Result<Scope> Scope::warp(int w) {
   if (w < 0 || w >= 32)
-    return Error(ErrorCode::kParse, "scope warp:" + std::to_string(w) + " names no warp; W must be in 0..31");
+    return Error(ErrorCode::kParse,
+                 "scope warp:" + std::to_string(w) + " names no warp; W must be in 0..31");
   return Scope(Kind::kWarp, w);
 }
 
@@ -83,45 +85,54 @@ Result<Scope> Scope::parse(std::string_view text) {
   if (text.starts_with("warp:")) {
     auto w = number("warp:");
     if (!w || *w < 0 || *w >= 32)
-      return Error(ErrorCode::kParse, "scope '" + excerpt(text) + "' names no warp; W must be in 0..31");
+      return Error(ErrorCode::kParse,
+                   "scope '" + excerpt(text) + "' names no warp; W must be in 0..31");
     return warp(static_cast<int>(*w));
   }
   if (text.starts_with("cta:")) {
     auto n = number("cta:");
     if (!n || *n < 1 || *n > 32)
-      return Error(ErrorCode::kParse, "scope '" + excerpt(text) + "' is not a warp count; NW must be in 1..32");
+      return Error(ErrorCode::kParse,
+                   "scope '" + excerpt(text) + "' is not a warp count; NW must be in 1..32");
     return cta(static_cast<int>(*n));
   }
-  return Error(ErrorCode::kParse, "unknown scope '" + excerpt(text) +
-                                      "'; expected warp:W, warpgroup or cta:NW");
+  return Error(ErrorCode::kParse,
+               "unknown scope '" + excerpt(text) + "'; expected warp:W, warpgroup or cta:NW");
 }
 
 std::string Scope::to_string() const {
   switch (kind_) {
-    case Kind::kWarp: return "warp:" + std::to_string(value_);
-    case Kind::kWarpgroup: return "warpgroup";
-    case Kind::kCta: return "cta:" + std::to_string(value_);
+    case Kind::kWarp:
+      return "warp:" + std::to_string(value_);
+    case Kind::kWarpgroup:
+      return "warpgroup";
+    case Kind::kCta:
+      return "cta:" + std::to_string(value_);
   }
   return "warpgroup";
 }
 
 Result<TransferSpec> TransferSpec::make(Opcode op, Scope scope, View tmem, View regs,
-                                        std::optional<View> tmem2, std::optional<std::int64_t> imm) {
+                                        std::optional<View> tmem2,
+                                        std::optional<std::int64_t> imm) {
   if (op.is_split()) {
     if (!tmem2)
-      return Error(ErrorCode::kRule, "shape: " + op.to_string() +
-                                         " performs two accesses and needs the second TMEM region (--tmem2)");
+      return Error(ErrorCode::kRule,
+                   "shape: " + op.to_string() +
+                       " performs two accesses and needs the second TMEM region (--tmem2)");
     if (!imm)
-      return Error(ErrorCode::kRule, "shape: " + op.to_string() +
-                                         " needs the immediate immHalfSplitoff (--imm), the TMEM address "
-                                         "delta of the second access (rule R9)");
+      return Error(ErrorCode::kRule,
+                   "shape: " + op.to_string() +
+                       " needs the immediate immHalfSplitoff (--imm), the TMEM address "
+                       "delta of the second access (rule R9)");
     if (*imm < INT32_MIN || *imm > UINT32_MAX)
       return Error(ErrorCode::kRule, "imm: immHalfSplitoff " + std::to_string(*imm) +
                                          " does not fit a 32-bit TMEM address delta");
   } else {
     if (tmem2)
-      return Error(ErrorCode::kRule, "shape: a second TMEM region (--tmem2) is only for .16x32bx2, not " +
-                                         op.to_string());
+      return Error(
+          ErrorCode::kRule,
+          "shape: a second TMEM region (--tmem2) is only for .16x32bx2, not " + op.to_string());
     if (imm)
       return Error(ErrorCode::kRule, "shape: an immediate (--imm) is only for .16x32bx2, not " +
                                          op.to_string() + " (rule R9)");
@@ -129,8 +140,10 @@ Result<TransferSpec> TransferSpec::make(Opcode op, Scope scope, View tmem, View 
   return TransferSpec(op, scope, std::move(tmem), std::move(regs), std::move(tmem2), imm);
 }
 
-Result<TransferSpec> TransferSpec::from_fields(std::string_view op_text, std::string_view scope_text,
-                                               std::string_view tmem_text, std::string_view regs_text,
+Result<TransferSpec> TransferSpec::from_fields(std::string_view op_text,
+                                               std::string_view scope_text,
+                                               std::string_view tmem_text,
+                                               std::string_view regs_text,
                                                std::optional<std::string_view> tmem2_text,
                                                std::optional<std::string_view> imm_text) {
   auto op = Opcode::parse(trim(op_text));
@@ -170,30 +183,32 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
     if (line.empty() || line[0] == '#') continue;
     size_t colon = line.find(':');
     if (colon == std::string_view::npos)
-      return Error(ErrorCode::kParse, "spec line " + std::to_string(line_number) +
-                                          ": expected 'key: value' (keys: op, scope, tmem, regs, tmem2, imm)");
+      return Error(ErrorCode::kParse,
+                   "spec line " + std::to_string(line_number) +
+                       ": expected 'key: value' (keys: op, scope, tmem, regs, tmem2, imm)");
     std::string_view key = trim(line.substr(0, colon));
     int index = -1;
     for (int i = 0; i < 6; ++i)
       if (kKeys[i] == key) index = i;
     if (index < 0)
-      return Error(ErrorCode::kParse, "spec line " + std::to_string(line_number) + ": unknown key '" +
-                                          excerpt(key) + "' (keys: op, scope, tmem, regs, tmem2, imm)");
+      return Error(ErrorCode::kParse, "spec line " + std::to_string(line_number) +
+                                          ": unknown key '" + excerpt(key) +
+                                          "' (keys: op, scope, tmem, regs, tmem2, imm)");
     if (fields[index])
       return Error(ErrorCode::kParse, "spec line " + std::to_string(line_number) + ": key '" +
                                           std::string(key) + "' given twice");
     fields[index] = trim(line.substr(colon + 1));
   }
   for (int i = 0; i < 4; ++i)
-    if (!fields[i]) return Error(ErrorCode::kParse, "spec has no '" + std::string(kKeys[i]) + "' line");
+    if (!fields[i])
+      return Error(ErrorCode::kParse, "spec has no '" + std::string(kKeys[i]) + "' line");
   return from_fields(*fields[0], *fields[1], *fields[2], *fields[3], fields[4], fields[5]);
 }
 
 Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   if (json_text.size() > kMaxSpecBytes) return too_long("spec JSON", json_text.size());
   nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded())
-    return Error(ErrorCode::kParse, "spec is not valid JSON");
+  if (json.is_discarded()) return Error(ErrorCode::kParse, "spec is not valid JSON");
   if (!json.is_object())
     return Error(ErrorCode::kParse, "spec JSON must be an object with keys op, scope, tmem, regs");
   static constexpr std::string_view kKeys[6] = {"op", "scope", "tmem", "regs", "tmem2", "imm"};
@@ -208,20 +223,26 @@ Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   for (int i = 0; i < 5; ++i) {
     auto it = json.find(std::string(kKeys[i]));
     if (it == json.end()) {
-      if (i < 4) return Error(ErrorCode::kParse, "spec JSON has no '" + std::string(kKeys[i]) + "' key");
+      if (i < 4)
+        return Error(ErrorCode::kParse, "spec JSON has no '" + std::string(kKeys[i]) + "' key");
       continue;
     }
     if (!it->is_string())
-      return Error(ErrorCode::kParse, "spec JSON key '" + std::string(kKeys[i]) + "' must be a string");
+      return Error(ErrorCode::kParse,
+                   "spec JSON key '" + std::string(kKeys[i]) + "' must be a string");
     values[i] = it->get<std::string>();
   }
   std::optional<std::string> imm;
   if (auto it = json.find("imm"); it != json.end()) {
     // Unsigned first: get<int64_t>() would wrap values above INT64_MAX to negative immediates.
-    if (it->is_number_unsigned()) imm = std::to_string(it->get<std::uint64_t>());
-    else if (it->is_number_integer()) imm = std::to_string(it->get<std::int64_t>());
-    else if (it->is_string()) imm = it->get<std::string>();
-    else return Error(ErrorCode::kParse, "spec JSON key 'imm' must be an integer");
+    if (it->is_number_unsigned())
+      imm = std::to_string(it->get<std::uint64_t>());
+    else if (it->is_number_integer())
+      imm = std::to_string(it->get<std::int64_t>());
+    else if (it->is_string())
+      imm = it->get<std::string>();
+    else
+      return Error(ErrorCode::kParse, "spec JSON key 'imm' must be an integer");
   }
   std::optional<std::string_view> tmem2;
   if (json.contains("tmem2")) tmem2 = values[4];
@@ -250,7 +271,8 @@ std::string TransferSpec::to_json() const {
 
 std::uint64_t TransferSpec::hash() const noexcept {
   std::uint64_t h = op_.hash();
-  h = mix(h, static_cast<std::uint64_t>(scope_.kind()) << 8 | static_cast<std::uint64_t>(scope_.groups()) << 16 |
+  h = mix(h, static_cast<std::uint64_t>(scope_.kind()) << 8 |
+                 static_cast<std::uint64_t>(scope_.groups()) << 16 |
                  static_cast<std::uint64_t>(scope_.warp_id()));
   h = mix(h, tmem_.hash());
   h = mix(h, regs_.hash());
@@ -259,6 +281,8 @@ std::uint64_t TransferSpec::hash() const noexcept {
   return h;
 }
 
-std::ostream& operator<<(std::ostream& os, const TransferSpec& spec) { return os << spec.to_string(); }
+std::ostream& operator<<(std::ostream& os, const TransferSpec& spec) {
+  return os << spec.to_string();
+}
 
 }  // namespace tmem

@@ -9,9 +9,8 @@
 #include <ostream>
 #include <set>
 
-#include "runtime/support/fnv.h"
-
 #include "runtime/descriptor/parser.h"
+#include "runtime/support/fnv.h"
 
 namespace tmem {
 namespace {

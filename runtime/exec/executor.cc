@@ -7,10 +7,14 @@ namespace tmem {
 
 std::string_view to_string(Device device) noexcept {
   switch (device) {
-    case Device::kAuto: return "auto";
-    case Device::kGpu: return "gpu";
-    case Device::kEmu: return "emu";
-    case Device::kSim: return "sim";
+    case Device::kAuto:
+      return "auto";
+    case Device::kGpu:
+      return "gpu";
+    case Device::kEmu:
+      return "emu";
+    case Device::kSim:
+      return "sim";
   }
   return "auto";
 }
@@ -18,21 +22,27 @@ std::string_view to_string(Device device) noexcept {
 Result<Device> parse_device(std::string_view text) {
   for (Device device : {Device::kAuto, Device::kGpu, Device::kEmu, Device::kSim})
     if (to_string(device) == text) return device;
-  return Error(ErrorCode::kUsage, "unknown device '" + std::string(text) + "'; allowed: auto, gpu, emu, sim");
+  return Error(ErrorCode::kUsage,
+               "unknown device '" + std::string(text) + "'; allowed: auto, gpu, emu, sim");
 }
 
 Result<std::unique_ptr<Executor>> make_executor(Device device, std::string* why_not) {
   switch (device) {
-    case Device::kGpu: return make_gpu_executor();
-    case Device::kEmu: return make_emu_executor();
-    case Device::kSim: return make_sim_executor();
-    case Device::kAuto: break;
+    case Device::kGpu:
+      return make_gpu_executor();
+    case Device::kEmu:
+      return make_emu_executor();
+    case Device::kSim:
+      return make_sim_executor();
+    case Device::kAuto:
+      break;
   }
   for (auto* factory : {&make_gpu_executor, &make_emu_executor}) {
     Result<std::unique_ptr<Executor>> executor = (*factory)();
     if (executor.ok()) return executor;
-    if (why_not) *why_not += std::string(factory == &make_gpu_executor ? "gpu: " : "emu: ") +
-                             executor.error().message() + "\n";
+    if (why_not)
+      *why_not += std::string(factory == &make_gpu_executor ? "gpu: " : "emu: ") +
+                  executor.error().message() + "\n";
   }
   return make_sim_executor();
 }

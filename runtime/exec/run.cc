@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "kernels/transfer_kernels.h"
-#include "runtime/exec/executor.h"
 #include "runtime/descriptor/view_placement.h"
+#include "runtime/exec/executor.h"
 #include "tmem/check.h"
 
 namespace tmem {

@@ -1,4 +1,5 @@
-// Native images of tcgen05.ld/st (TCGEN05.md §4.1-4.3; PTX ISA §9.7.16.2.3 Figures 183-187, §9.7.16.8.2).
+// Native images of tcgen05.ld/st (TCGEN05.md §4.1-4.3; PTX ISA §9.7.16.2.3 Figures 183-187,
+// §9.7.16.8.2).
 #include "tmem/image.h"
 
 #include <string>
@@ -16,7 +17,8 @@ AtomCoord image(const Opcode& op, int lane, int reg) {
   // Checked here, formatted only on failure: image() sits in the checker's per-element loop.
   if (lane < 0 || lane >= 32) usage_error(op, "lane " + std::to_string(lane) + " is outside 0..31");
   if (reg < 0 || reg >= op.regs_per_thread())
-    usage_error(op, "register " + std::to_string(reg) + " is outside 0.." + std::to_string(op.regs_per_thread() - 1));
+    usage_error(op, "register " + std::to_string(reg) + " is outside 0.." +
+                        std::to_string(op.regs_per_thread() - 1));
   const int l = lane, r = reg;
   switch (op.shape()) {
     case Shape::k32x32b:
@@ -53,7 +55,8 @@ LaneReg inverse_image(const Opcode& op, AtomCoord coord) {
     usage_error(op, "access " + std::to_string(coord.access) + " does not exist");
   if (coord.row < 0 || coord.row >= rows || coord.col < 0 || coord.col >= cols)
     usage_error(op, "(row " + std::to_string(coord.row) + ", column " + std::to_string(coord.col) +
-                        ") is outside the atom (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
+                        ") is outside the atom (" + std::to_string(rows) + ", " +
+                        std::to_string(cols) + ")");
   const int L = coord.row, C = coord.col;
   switch (op.shape()) {
     case Shape::k32x32b:

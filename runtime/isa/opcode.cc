@@ -55,22 +55,20 @@ bool is_power_of_two_num(int num) { return num >= 1 && num <= 128 && (num & (num
 // The largest legal .num of a shape under the 128-register limit (rule R4).
 int max_num(Shape shape) { return std::min(128, kMaxRegsPerThread / row(shape).regs_per_num); }
 
-std::string allowed_nums(Shape shape) {
-  return ".x1 to .x" + std::to_string(max_num(shape));
-}
+std::string allowed_nums(Shape shape) { return ".x1 to .x" + std::to_string(max_num(shape)); }
 
 // Checks R3/R4/R6 on fields; shared by parse() and make().
 std::optional<std::string> field_error(Direction direction, Shape shape, int num) {
   if (!is_power_of_two_num(num))
-    return "'.x" + std::to_string(num) + "' is not a repetition count; allowed: " +
-           std::string(kNumList);
+    return "'.x" + std::to_string(num) +
+           "' is not a repetition count; allowed: " + std::string(kNumList);
   int regs = row(shape).regs_per_num * num;
   if (regs > kMaxRegsPerThread)
     return "'.x" + std::to_string(num) + "' with shape '." + std::string(row(shape).name) +
            "' needs " + std::to_string(regs) + " registers per thread, above the limit of " +
            std::to_string(kMaxRegsPerThread) + " registers per tcgen05." +
-           std::string(tmem::to_string(direction)) + " (allowed for ." + std::string(row(shape).name) +
-           ": " + allowed_nums(shape) + ")";
+           std::string(tmem::to_string(direction)) + " (allowed for ." +
+           std::string(row(shape).name) + ": " + allowed_nums(shape) + ")";
   return std::nullopt;
 }
 
@@ -109,7 +107,8 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     start = dot + 1;
   }
   if (tokens[0] != "tcgen05")
-    return opcode_error(text, "expected it to start with 'tcgen05.', got '" + std::string(tokens[0]) + "'");
+    return opcode_error(
+        text, "expected it to start with 'tcgen05.', got '" + std::string(tokens[0]) + "'");
   if (tokens.size() < 2 || tokens[1].empty())
     return opcode_error(text, "missing the operation after 'tcgen05.'; expected ld or st");
   Direction direction;
@@ -122,8 +121,9 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                                   "' is not a TMEM transfer; expected ld or st (rule R1)");
   }
   if (tokens.size() > 2 && tokens[2] == "red")
-    return opcode_error(text, "tcgen05.ld.red (load with reduction) is not supported by libtmemjit; "
-                              "use tcgen05.ld (rule R1)");
+    return opcode_error(text,
+                        "tcgen05.ld.red (load with reduction) is not supported by libtmemjit; "
+                        "use tcgen05.ld (rule R1)");
 
   // Positions of each qualifier; -1 = absent. Order is checked after classification.
   int pos_sync = -1, pos_aligned = -1, pos_shape = -1, pos_num = -1, pos_pack = -1, pos_type = -1;
@@ -134,7 +134,8 @@ Result<Opcode> Opcode::parse(std::string_view text) {
   };
   for (int i = 2; i < static_cast<int>(tokens.size()); ++i) {
     std::string_view token = tokens[i];
-    if (token.empty()) return opcode_error(text, "empty qualifier (two dots in a row or a final dot)");
+    if (token.empty())
+      return opcode_error(text, "empty qualifier (two dots in a row or a final dot)");
     if (token == "sync") {
       if (pos_sync >= 0) return duplicate(token);
       pos_sync = i;
@@ -154,9 +155,10 @@ Result<Opcode> Opcode::parse(std::string_view text) {
       }
       pos_pack = i;
     } else if (token.starts_with("pack::") || token.starts_with("unpack::")) {
-      return opcode_error(text, "unknown packing '." + std::string(token) + "'; allowed: " +
-                                    (direction == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
-                                    " (rule R6)");
+      return opcode_error(text,
+                          "unknown packing '." + std::string(token) + "'; allowed: " +
+                              (direction == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
+                              " (rule R6)");
     } else if (token == "b32") {
       if (pos_type >= 0) return duplicate(token);
       pos_type = i;
@@ -190,27 +192,28 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                                         std::string(kShapeList) + " (rule R2)");
       }
       if (!token.empty() && token[0] >= '0' && token[0] <= '9')
-        return opcode_error(text, "unknown shape '." + std::string(token) + "'; allowed: " +
-                                      std::string(kShapeList) + " (rule R2)");
-      return opcode_error(text, "unknown qualifier '." + std::string(token) +
-                                    "'; the form is tcgen05." + std::string(tmem::to_string(direction)) +
-                                    ".sync.aligned.SHAPE.xN" +
-                                    (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") +
-                                    ".b32");
+        return opcode_error(text, "unknown shape '." + std::string(token) +
+                                      "'; allowed: " + std::string(kShapeList) + " (rule R2)");
+      return opcode_error(
+          text, "unknown qualifier '." + std::string(token) + "'; the form is tcgen05." +
+                    std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
+                    (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") + ".b32");
     }
   }
 
   if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)");
   if (pos_aligned < 0)
-    return opcode_error(text, "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
-                              "though ptxas 13.0 accepts its absence (rule R8)");
+    return opcode_error(text,
+                        "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
+                        "though ptxas 13.0 accepts its absence (rule R8)");
   if (pos_shape < 0)
     return opcode_error(text, "missing shape; allowed: " + std::string(kShapeList) + " (rule R2)");
   if (pos_num < 0)
-    return opcode_error(text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) +
-                                  " (rule R3)");
+    return opcode_error(
+        text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)");
   if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)");
-  if (auto problem = field_error(direction, shape, num)) return opcode_error(text, *problem + " (rule R4)");
+  if (auto problem = field_error(direction, shape, num))
+    return opcode_error(text, *problem + " (rule R4)");
 
   // Order: .sync/.aligned (either order), shape, then .xN and pack (either order, as ptxas
   // accepts), and the type last.
@@ -219,10 +222,10 @@ Result<Opcode> Opcode::parse(std::string_view text) {
   int last_before_type = std::max(pos_num, pos_pack);
   if (last_sync > pos_shape || pos_shape > first_after_shape || last_before_type > pos_type ||
       pos_type != static_cast<int>(tokens.size()) - 1) {
-    return opcode_error(text, "qualifiers out of order; the form is tcgen05." +
-                                  std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
-                                  (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") +
-                                  ".b32");
+    return opcode_error(
+        text, "qualifiers out of order; the form is tcgen05." +
+                  std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
+                  (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") + ".b32");
   }
   return Opcode(direction, shape, num, pos_pack >= 0);
 }
@@ -236,11 +239,13 @@ std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediat
   }
   if (is_split() && !has_immediate)
     return Error(ErrorCode::kOpcode,
-                 to_string() + " needs the immediate immHalfSplitoff (the second access's "
-                               "address offset) (rule R9)");
+                 to_string() +
+                     " needs the immediate immHalfSplitoff (the second access's "
+                     "address offset) (rule R9)");
   if (!is_split() && has_immediate)
-    return Error(ErrorCode::kOpcode, to_string() + " takes no immediate; only .16x32bx2 has "
-                                                   "immHalfSplitoff (rule R9)");
+    return Error(ErrorCode::kOpcode, to_string() +
+                                         " takes no immediate; only .16x32bx2 has "
+                                         "immHalfSplitoff (rule R9)");
   return std::nullopt;
 }
 
@@ -261,8 +266,9 @@ std::string Opcode::to_string() const {
 
 std::uint64_t Opcode::hash() const noexcept {
   // Fields are small; a packed word through a 64-bit mix is stable across runs and platforms.
-  std::uint64_t word = static_cast<std::uint64_t>(direction_) | static_cast<std::uint64_t>(shape_) << 8 |
-                       static_cast<std::uint64_t>(num_) << 16 | static_cast<std::uint64_t>(packed_) << 32;
+  std::uint64_t word =
+      static_cast<std::uint64_t>(direction_) | static_cast<std::uint64_t>(shape_) << 8 |
+      static_cast<std::uint64_t>(num_) << 16 | static_cast<std::uint64_t>(packed_) << 32;
   word ^= word >> 33;
   word *= 0xff51afd7ed558ccdULL;
   word ^= word >> 33;
@@ -270,6 +276,8 @@ std::uint64_t Opcode::hash() const noexcept {
   return word ^ (word >> 33);
 }
 
-std::ostream& operator<<(std::ostream& os, const Opcode& opcode) { return os << opcode.to_string(); }
+std::ostream& operator<<(std::ostream& os, const Opcode& opcode) {
+  return os << opcode.to_string();
+}
 
 }  // namespace tmem

@@ -28,9 +28,9 @@
 #include "kernels/transfer_kernels.h"
 #include "runtime/compile/backends.h"
 #include "runtime/cuda/driver.h"
-#include "runtime/jit/kernel_impl.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/jit/kernel_impl.h"
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "runtime/cuda/driver.h"
 #include "runtime/cache/payload.h"
+#include "runtime/cuda/driver.h"
 #include "tmem/kernel.h"
 
 namespace tmem {

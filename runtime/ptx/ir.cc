@@ -456,14 +456,29 @@ class FunctionVerifier {
   std::optional<Error> check_target(const Instruction& i) const {
     const char* mnemonic = nullptr;
     switch (i.op()) {
-      case Op::kTcgen05Alloc: mnemonic = "tcgen05.alloc"; break;
-      case Op::kTcgen05Dealloc: mnemonic = "tcgen05.dealloc"; break;
-      case Op::kTcgen05Relinquish: mnemonic = "tcgen05.relinquish_alloc_permit"; break;
-      case Op::kTcgen05WaitLd: mnemonic = "tcgen05.wait::ld"; break;
-      case Op::kTcgen05WaitSt: mnemonic = "tcgen05.wait::st"; break;
-      case Op::kTcgen05FenceBefore: mnemonic = "tcgen05.fence::before_thread_sync"; break;
-      case Op::kTcgen05FenceAfter: mnemonic = "tcgen05.fence::after_thread_sync"; break;
-      default: return std::nullopt;
+      case Op::kTcgen05Alloc:
+        mnemonic = "tcgen05.alloc";
+        break;
+      case Op::kTcgen05Dealloc:
+        mnemonic = "tcgen05.dealloc";
+        break;
+      case Op::kTcgen05Relinquish:
+        mnemonic = "tcgen05.relinquish_alloc_permit";
+        break;
+      case Op::kTcgen05WaitLd:
+        mnemonic = "tcgen05.wait::ld";
+        break;
+      case Op::kTcgen05WaitSt:
+        mnemonic = "tcgen05.wait::st";
+        break;
+      case Op::kTcgen05FenceBefore:
+        mnemonic = "tcgen05.fence::before_thread_sync";
+        break;
+      case Op::kTcgen05FenceAfter:
+        mnemonic = "tcgen05.fence::after_thread_sync";
+        break;
+      default:
+        return std::nullopt;
     }
     const auto targets = all_targets();
     if (std::find(targets.begin(), targets.end(), module_.target()) != targets.end())

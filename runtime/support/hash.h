@@ -30,7 +30,8 @@ struct Key128Hash {
 };
 
 // One-shot XXH3-128 of raw bytes, without KeyBuilder's field framing: for fixed-layout records
-// whose every byte has one meaning (e.g. compile_transfer's key of digests, runtime/compile_transfer).
+// whose every byte has one meaning (e.g. compile_transfer's key of digests,
+// runtime/compile_transfer).
 Key128 hash128(std::span<const std::byte> bytes) noexcept;
 
 // Feeds fields into one streaming XXH3-128 state. Every field is written as

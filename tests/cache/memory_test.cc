@@ -16,10 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/cache/module_cache.h"
-#include "common/sanitizer_util.h"
-
 #include "common/allocation_counter.h"
+#include "common/sanitizer_util.h"
+#include "runtime/cache/module_cache.h"
 
 using tmemjit_test::t_allocations;
 
@@ -167,7 +166,8 @@ TEST(MemoryCache, InsertAndClear) {
 
 TEST(MemoryCache, HitDoesNotAllocate) {
 #ifdef TMEMJIT_TSAN
-  GTEST_SKIP() << "built with TSan, whose runtime defines operator new: allocations are not counted";
+  GTEST_SKIP()
+      << "built with TSan, whose runtime defines operator new: allocations are not counted";
 #endif
   MemoryCache cache;
   const Key128 key = key_of(9);
@@ -190,7 +190,8 @@ TEST(MemoryCache, HitDoesNotAllocate) {
 
 TEST(ModuleCache, HitDoesNotAllocate) {
 #ifdef TMEMJIT_TSAN
-  GTEST_SKIP() << "built with TSan, whose runtime defines operator new: allocations are not counted";
+  GTEST_SKIP()
+      << "built with TSan, whose runtime defines operator new: allocations are not counted";
 #endif
   CacheOptions options;
   options.disk = false;

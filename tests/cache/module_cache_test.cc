@@ -1,6 +1,6 @@
 // Tests of ModuleCache and the public cache API: counters, configuration from the environment,
 // the off switch, clearing.
-#include "tmem/cache.h"
+#include "runtime/cache/module_cache.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
-#include "runtime/cache/module_cache.h"
+#include "tmem/cache.h"
 
 namespace tmem {
 namespace {

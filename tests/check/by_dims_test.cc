@@ -9,8 +9,8 @@
 #include <random>
 #include <regex>
 
-#include "runtime/descriptor/additive_map.h"
 #include "common/spec_fixtures.h"
+#include "runtime/descriptor/additive_map.h"
 #include "tmem/check.h"
 
 namespace {
@@ -26,7 +26,8 @@ void expect_exact(const tmem::View& view, const tmem::AdditiveMap& map) {
   tmem::PhysCoord expected;
   for (std::int64_t flat = 0; flat < view.size(); ++flat) {
     tmem::PhysCoord sum = map.origin;
-    for (int d = 0; d < view.ndim(); ++d) sum += map.dims[static_cast<size_t>(d)][static_cast<size_t>(coord[d])];
+    for (int d = 0; d < view.ndim(); ++d)
+      sum += map.dims[static_cast<size_t>(d)][static_cast<size_t>(coord[d])];
     view.apply_flat(flat, expected);
     ASSERT_EQ(sum, expected) << view.to_string() << " at flat index " << flat;
     for (int d = view.ndim(); d-- > 0;) {
@@ -37,7 +38,8 @@ void expect_exact(const tmem::View& view, const tmem::AdditiveMap& map) {
 }
 
 TEST(AdditiveMap, ExactOnTheSeedAndIdentityViews) {
-  std::vector<std::string> views = {tmemjit_test::seed_layout_b(true).tmem, tmemjit_test::seed_layout_b(true).regs};
+  std::vector<std::string> views = {tmemjit_test::seed_layout_b(true).tmem,
+                                    tmemjit_test::seed_layout_b(true).regs};
   for (bool store : {false, true}) {
     views.push_back(tmemjit_test::seed_pack(store).tmem);
     views.push_back(tmemjit_test::seed_pack(store).regs);
@@ -62,7 +64,8 @@ TEST(AdditiveMap, GivesUpWhereDimsCarryIntoEachOther) {
   const tmem::View sliced = view_of("tensor((8,), S[(2,4):(1@TLane,1@TCol)], b32)[1:7]");
   EXPECT_FALSE(tmem::additive_map(sliced).has_value());
   // Replicated layouts have several coordinates per element.
-  EXPECT_FALSE(tmem::additive_map(view_of("tensor((32,), S[32:1@laneid] + R[2:32@laneid], b32)")).has_value());
+  EXPECT_FALSE(tmem::additive_map(view_of("tensor((32,), S[32:1@laneid] + R[2:32@laneid], b32)"))
+                   .has_value());
   // An aligned slice of the same layout stays exact.
   const tmem::View aligned = view_of("tensor((8,), S[(2,4):(1@TLane,1@TCol)], b32)[4:8]");
   auto map = tmem::additive_map(aligned);
@@ -96,7 +99,9 @@ TEST(CheckByDims, ProvesTheSeedExamplesAndEveryIdentitySpec) {
     auto reference = tmem::check_each_element(spec);
     ASSERT_TRUE(reference.ok()) << text.op << ": " << reference.error().full_text();
     auto fast = by_dims(spec, *reference);
-    ASSERT_TRUE(fast.has_value()) << "the fast path gave up on " << text.op << "\n" << text.tmem << "\n" << text.regs;
+    ASSERT_TRUE(fast.has_value()) << "the fast path gave up on " << text.op << "\n"
+                                  << text.tmem << "\n"
+                                  << text.regs;
     EXPECT_EQ(*fast, *reference) << text.op;
     auto checked = tmem::check(spec);
     ASSERT_TRUE(checked.ok());
@@ -108,14 +113,18 @@ TEST(CheckByDims, ProvesTheSeedExamplesAndEveryIdentitySpec) {
 std::string replace_number(const std::string& text, size_t which, long value) {
   static const std::regex kNumber("[0-9]+");
   size_t n = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kNumber); it != std::sregex_iterator(); ++it, ++n)
-    if (n == which) return text.substr(0, it->position()) + std::to_string(value) + text.substr(it->position() + it->length());
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kNumber);
+       it != std::sregex_iterator(); ++it, ++n)
+    if (n == which)
+      return text.substr(0, it->position()) + std::to_string(value) +
+             text.substr(it->position() + it->length());
   return text;
 }
 
 size_t count_numbers(const std::string& text) {
   static const std::regex kNumber("[0-9]+");
-  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), kNumber), std::sregex_iterator()));
+  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), kNumber),
+                                           std::sregex_iterator()));
 }
 
 TEST(CheckByDims, AgreesWithTheElementCheckerOnRandomMutations) {
@@ -125,9 +134,12 @@ TEST(CheckByDims, AgreesWithTheElementCheckerOnRandomMutations) {
     bases.push_back(tmemjit_test::seed_pack(store));
     bases.push_back(tmemjit_test::seed_split(store));
     for (tmem::Shape shape : tmem::all_shapes()) {
-      auto op = tmem::Opcode::make(store ? tmem::Direction::kStore : tmem::Direction::kLoad, shape, 2, false).value();
+      auto op = tmem::Opcode::make(store ? tmem::Direction::kStore : tmem::Direction::kLoad, shape,
+                                   2, false)
+                    .value();
       bases.push_back(identity_spec(op));
-      if (shape != tmem::Shape::k32x32b && shape != tmem::Shape::k16x32bx2) bases.push_back(identity_spec(op, 16));
+      if (shape != tmem::Shape::k32x32b && shape != tmem::Shape::k16x32bx2)
+        bases.push_back(identity_spec(op, 16));
     }
   }
   // Other scopes and repeat axes: Layout B at warp:2 and cta:8, and a two-repeat 32x32b.x32.
@@ -139,10 +151,12 @@ TEST(CheckByDims, AgreesWithTheElementCheckerOnRandomMutations) {
                    "tensor((2,64,128), S[(2,64,2,64):(128@tx,1@tx,64@tx,1)], f32)"
                    ".rearrange(\"t (wh r) (wl c) -> (t wl wh) r c\", wh=2, r=32, wl=2)"});
   bases.push_back({"tcgen05.ld.sync.aligned.32x32b.x32.b32", "warpgroup",
-                   "tmem_datapath_layout(\"B\",64,128).rearrange(\"(wh r) (wl k c) -> (wl wh) k r c\", wh=2, r=32, wl=2, k=2)",
+                   "tmem_datapath_layout(\"B\",64,128).rearrange(\"(wh r) (wl k c) -> (wl wh) k r "
+                   "c\", wh=2, r=32, wl=2, k=2)",
                    "tensor((64,128), S[(64,2,64):(1@tid_in_wg,64@tid_in_wg,1)], f32)"
                    ".rearrange(\"(wh r) (wl k c) -> (wl wh) k r c\", wh=2, r=32, wl=2, k=2)"});
-  for (const SpecText& base : bases) ASSERT_TRUE(tmem::check(base.make()).ok()) << base.op << " " << base.scope;
+  for (const SpecText& base : bases)
+    ASSERT_TRUE(tmem::check(base.make()).ok()) << base.op << " " << base.scope;
   std::mt19937_64 rng(20261130);
   const long kValues[] = {0, 1, 2, 3, 4, 8, 16, 32, 64, 128};
   int valid = 0, accepted = 0, proven = 0;
@@ -151,7 +165,8 @@ TEST(CheckByDims, AgreesWithTheElementCheckerOnRandomMutations) {
     std::string& field = rng() % 2 ? text.tmem : text.regs;
     const size_t numbers = count_numbers(field);
     const size_t which = rng() % numbers;
-    const long value = rng() % 3 == 0 ? kValues[rng() % std::size(kValues)] : static_cast<long>(rng() % 130);
+    const long value =
+        rng() % 3 == 0 ? kValues[rng() % std::size(kValues)] : static_cast<long>(rng() % 130);
     field = replace_number(field, which, value);
     std::optional<std::string_view> t2, im;
     if (text.tmem2) t2 = *text.tmem2;
@@ -179,7 +194,8 @@ TEST(CheckByDims, AgreesWithTheElementCheckerOnRandomMutations) {
   EXPECT_GT(valid, 1500);
   EXPECT_GT(accepted, 100);
   EXPECT_GT(proven, 50);
-  std::printf("random mutations: %d valid specs, %d accepted, %d proven by dims\n", valid, accepted, proven);
+  std::printf("random mutations: %d valid specs, %d accepted, %d proven by dims\n", valid, accepted,
+              proven);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "tmem/check.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "common/spec_fixtures.h"
@@ -30,7 +31,8 @@ void expect_rule(const SpecText& text, const std::string& rule, const std::strin
   if (!fragment.empty()) {
     EXPECT_NE(plan.error().message().find(fragment), std::string::npos) << plan.error().message();
   }
-  EXPECT_NE(plan.error().details().find("operand: "), std::string::npos) << "the operand is printed";
+  EXPECT_NE(plan.error().details().find("operand: "), std::string::npos)
+      << "the operand is printed";
 }
 
 TEST(CheckSeed, LayoutBRoundTrip) {
@@ -45,7 +47,8 @@ TEST(CheckSeed, LayoutBRoundTrip) {
     EXPECT_EQ(plan->repeats[0].column, 0);
     for (int r = 0; r < 64; ++r) EXPECT_EQ(plan->repeats[0].slots[r], r);
     // Warp w's address: lane 32*w, column 0.
-    for (int g = 0; g < 4; ++g) EXPECT_EQ(plan->address(g, 0), static_cast<std::uint32_t>(32 * g) << 16);
+    for (int g = 0; g < 4; ++g)
+      EXPECT_EQ(plan->address(g, 0), static_cast<std::uint32_t>(32 * g) << 16);
   }
 }
 
@@ -62,7 +65,9 @@ TEST(CheckSeed, PackUnpack) {
 TEST(CheckSeed, PackWithDenseHalvesIsRejected) {
   // Strides 2 and 1 select both halves of one cell: the seed says this does not satisfy pack.
   auto text = tmemjit_test::seed_pack(true);
-  text.tmem = "tensor((128,64,2), S[(128,64,2):(1@TLane,2@TCol,1@TCol)], f16).rearrange(\"(g r) c h -> g r c h\", g=4)";
+  text.tmem =
+      "tensor((128,64,2), S[(128,64,2):(1@TLane,2@TCol,1@TCol)], f16).rearrange(\"(g r) c h -> g r "
+      "c h\", g=4)";
   expect_rule(text, "placement (packed)", "column stride 4");
 }
 
@@ -81,7 +86,8 @@ TEST(CheckSeed, SplitWithAMismatchedImmediateFails) {
   expect_rule(tmemjit_test::seed_split(false, (16L << 16) + 9), "placement", "column 9");
   expect_rule(tmemjit_test::seed_split(false, 8), "placement", "lane 16");
   // An immediate that leaves the warp's slab.
-  expect_rule(tmemjit_test::seed_split(false, (32L << 16) + 8), "split", "outside the warp's lanes");
+  expect_rule(tmemjit_test::seed_split(false, (32L << 16) + 8), "split",
+              "outside the warp's lanes");
 }
 
 TEST(CheckIdentity, EveryFormPassesAtWarpgroupScope) {
@@ -95,7 +101,8 @@ TEST(CheckIdentity, EveryFormPassesAtWarpgroupScope) {
           for (int offset : {0, 16}) {
             if (offset && (op->atom_rows() == 32 || op->is_split())) continue;
             auto plan = check_text(identity_spec(*op, offset));
-            ASSERT_TRUE(plan.ok()) << op->to_string() << " offset " << offset << ": " << plan.error().full_text();
+            ASSERT_TRUE(plan.ok())
+                << op->to_string() << " offset " << offset << ": " << plan.error().full_text();
             EXPECT_EQ(plan->instructions_per_warp(), 1);
             EXPECT_EQ(plan->repeats[0].lane_offset, offset);
             EXPECT_EQ(plan->regs_per_thread, op->regs_per_thread());
@@ -111,7 +118,9 @@ TEST(CheckIdentity, EveryFormPassesAtWarpgroupScope) {
 }
 
 SpecText x4(tmem::Shape shape, bool store = true, bool pack = false) {
-  auto op = tmem::Opcode::make(store ? tmem::Direction::kStore : tmem::Direction::kLoad, shape, 4, pack).value();
+  auto op =
+      tmem::Opcode::make(store ? tmem::Direction::kStore : tmem::Direction::kLoad, shape, 4, pack)
+          .value();
   return identity_spec(op);
 }
 
@@ -130,8 +139,10 @@ TEST(CheckMutation, WrongColumnStride) {
 TEST(CheckMutation, SwappedLanes) {
   auto text = x4(tmem::Shape::k16x64b);
   // Lane bits swapped relative to the native image: 1@tid and 2@tid exchanged.
-  text.regs = "tensor((4,2,8,4,2), S[(4,2,8,4,2):(32@tid_in_wg,2@tid_in_wg,4@tid_in_wg,1,1@tid_in_wg)], b32)"
-              ".rearrange(\"g rh rl ch cl -> g (rh rl) (ch cl)\")";
+  text.regs =
+      "tensor((4,2,8,4,2), S[(4,2,8,4,2):(32@tid_in_wg,2@tid_in_wg,4@tid_in_wg,1,1@tid_in_wg)], "
+      "b32)"
+      ".rearrange(\"g rh rl ch cl -> g (rh rl) (ch cl)\")";
   expect_rule(text, "ownership", "lane");
 }
 
@@ -139,13 +150,15 @@ TEST(CheckMutation, SlotThatDiffersBetweenLanes) {
   // A store's register source may be replicated; here lanes 16-31 find their element only in the
   // replica, at slot r + 4: one PTX register name cannot serve both.
   auto text = x4(tmem::Shape::k32x32b);
-  text.regs = "tensor((4,32,4), S[(4,2,16,4):(32@tid_in_wg,4,1@tid_in_wg,1)] + R[2:16@tid_in_wg], b32)";
+  text.regs =
+      "tensor((4,32,4), S[(4,2,16,4):(32@tid_in_wg,4,1@tid_in_wg,1)] + R[2:16@tid_in_wg], b32)";
   expect_rule(text, "slot", "one PTX register name");
 }
 
 TEST(CheckMutation, WarpScopeOutsideTheWarpsSlab) {
   SpecText text{"tcgen05.st.sync.aligned.32x32b.x4.b32", "warp:1",
-                "tensor((32,4), S[(32,4):(1@TLane,1@TCol)], b32)", "tensor((32,4), S[(32,4):(1@laneid,1)], b32)"};
+                "tensor((32,4), S[(32,4):(1@TLane,1@TCol)], b32)",
+                "tensor((32,4), S[(32,4):(1@laneid,1)], b32)"};
   expect_rule(text, "slab", "lanes 32..63");
   text.tmem = "tensor((32,4), S[(32,4):(1@TLane,1@TCol)] + 32@TLane, b32)";
   auto plan = check_text(text);
@@ -188,7 +201,8 @@ TEST(CheckMutation, WrongAtomExtentNamesTheAxisAndSuggestsTheFittingOpcode) {
   text.op = "tcgen05.st.sync.aligned.32x32b.x32.b32";
   expect_rule(text, "shape", "axis 2");
   auto plan = check_text(text);
-  EXPECT_NE(plan.error().message().find("these views match tcgen05.st.sync.aligned.32x32b.x64.b32"), std::string::npos)
+  EXPECT_NE(plan.error().message().find("these views match tcgen05.st.sync.aligned.32x32b.x64.b32"),
+            std::string::npos)
       << plan.error().message();
 }
 
@@ -198,7 +212,8 @@ TEST(CheckMutation, RegisterViewOfAnotherShapeIsNamed) {
   text.op = "tcgen05.ld.sync.aligned.16x128b.x8.b32";
   auto plan = check_text(text);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().message().find("these views match tcgen05.ld.sync.aligned.16x256b.x4.b32"), std::string::npos)
+  EXPECT_NE(plan.error().message().find("these views match tcgen05.ld.sync.aligned.16x256b.x4.b32"),
+            std::string::npos)
       << plan.error().message();
 }
 
@@ -247,7 +262,8 @@ TEST(CheckScopes, SixtyFourRowReadOfA128RowLayoutDIsNotReinterpreted) {
       "tensor((4,2,8,8,4,2), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], f32)"
       ".rearrange(\"g rh rl ch cm cl -> g (rh rl) (ch cm cl)\")";
   SpecText text{"tcgen05.ld.sync.aligned.16x256b.x8.b32", "warpgroup",
-                "tmem_datapath_layout(\"D\",128,64)[0:64].rearrange(\"(g r) c -> g r c\", g=4)", regs};
+                "tmem_datapath_layout(\"D\",128,64)[0:64].rearrange(\"(g r) c -> g r c\", g=4)",
+                regs};
   expect_rule(text, "slab", "lane 16");
 }
 
@@ -263,8 +279,8 @@ TEST(CheckAxes, OperandsUseTheirOwnAxes) {
 TEST(CheckPlan, JsonHasTheContractKeys) {
   auto plan = check_text(tmemjit_test::seed_layout_b(true)).value();
   auto json = nlohmann::json::parse(plan.to_json(true));
-  for (const char* key : {"ok", "op", "scope", "warps", "repeats", "instructions_per_warp", "regs_per_thread",
-                          "alloc_columns", "steps", "addresses"})
+  for (const char* key : {"ok", "op", "scope", "warps", "repeats", "instructions_per_warp",
+                          "regs_per_thread", "alloc_columns", "steps", "addresses"})
     EXPECT_TRUE(json.contains(key)) << key;
   EXPECT_EQ(json["alloc_columns"], 64);
   EXPECT_EQ(json["addresses"][3]["taddr"][0], 96u << 16);
@@ -301,11 +317,13 @@ TEST(TransferSpec, SplitNeedsItsSecondRegionAndImmediate) {
   auto text = tmemjit_test::seed_split(true);
   text.imm.reset();
   std::optional<std::string_view> t2 = *text.tmem2;
-  auto spec = tmem::TransferSpec::from_fields(text.op, text.scope, text.tmem, text.regs, t2, std::nullopt);
+  auto spec =
+      tmem::TransferSpec::from_fields(text.op, text.scope, text.tmem, text.regs, t2, std::nullopt);
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().message().find("R9"), std::string::npos);
   auto plain = tmemjit_test::seed_layout_b(true);
-  spec = tmem::TransferSpec::from_fields(plain.op, plain.scope, plain.tmem, plain.regs, std::nullopt, "8");
+  spec = tmem::TransferSpec::from_fields(plain.op, plain.scope, plain.tmem, plain.regs,
+                                         std::nullopt, "8");
   ASSERT_FALSE(spec.ok());
   EXPECT_FALSE(tmem::Scope::parse("warp:32").ok());
   EXPECT_FALSE(tmem::Scope::parse("cta:0").ok());
@@ -320,8 +338,9 @@ namespace {
 // re-ordered view that fits, and that view really passes.
 TEST(CheckMutation, SwappedGroupOrderSuggestsTheFittingView) {
   SpecText text = tmemjit_test::seed_layout_b(true);
-  text.regs = "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)"
-              ".rearrange(\"(wh r) (wl c) -> (wh wl) r c\", wh=2, r=32, wl=2)";
+  text.regs =
+      "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)"
+      ".rearrange(\"(wh r) (wl c) -> (wh wl) r c\", wh=2, r=32, wl=2)";
   auto plan = check_text(text);
   ASSERT_FALSE(plan.ok());
   const std::string& message = plan.error().message();

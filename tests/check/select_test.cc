@@ -12,13 +12,16 @@ namespace {
 
 tmem::View view_of(const std::string& text) { return tmem::View::parse(text).value(); }
 
-const std::string kSeedRegsTile = "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)";
+const std::string kSeedRegsTile =
+    "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)";
 
 TEST(Select, FindsTheSeedsOpcodeAndPlanForLayoutB) {
-  auto selection = tmem::select(tmem::Direction::kStore, tmem::Scope::warpgroup(),
-                                view_of("tmem_datapath_layout(\"B\",64,128)"), view_of(kSeedRegsTile));
+  auto selection =
+      tmem::select(tmem::Direction::kStore, tmem::Scope::warpgroup(),
+                   view_of("tmem_datapath_layout(\"B\",64,128)"), view_of(kSeedRegsTile));
   ASSERT_TRUE(selection.ok()) << selection.error().full_text();
-  EXPECT_EQ(selection->spec.op().to_string(), "tcgen05.st.sync.aligned.32x32b.x64.b32") << selection->explain();
+  EXPECT_EQ(selection->spec.op().to_string(), "tcgen05.st.sync.aligned.32x32b.x64.b32")
+      << selection->explain();
   // The same instructions the seed's hand-written views give.
   auto seed = tmem::check(tmemjit_test::seed_layout_b(true).make()).value();
   EXPECT_EQ(selection->plan, seed);
@@ -43,15 +46,18 @@ TEST(Select, RejectedCandidatesCarryOnlyTheBrokenRule) {
   // Layout F in 16x256b's register image: each 16x64b candidate's arranged views would match a
   // 16x256b form, which the full tmem::check appends as "(these views match ...)".
   auto selection = tmem::select(
-      tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of("tmem_datapath_layout(\"F\",64,64)"),
-      view_of("tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], f32)"));
+      tmem::Direction::kLoad, tmem::Scope::warpgroup(),
+      view_of("tmem_datapath_layout(\"F\",64,64)"),
+      view_of(
+          "tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], f32)"));
   ASSERT_TRUE(selection.ok()) << selection.error().full_text();
   int rejected = 0;
   for (const auto& candidate : selection->considered) {
     if (!candidate.verdict.starts_with("rejected: ")) continue;
     ++rejected;
     EXPECT_EQ(candidate.verdict.find("these views match"), std::string::npos) << candidate.verdict;
-    EXPECT_EQ(candidate.verdict.find("the spec passes with"), std::string::npos) << candidate.verdict;
+    EXPECT_EQ(candidate.verdict.find("the spec passes with"), std::string::npos)
+        << candidate.verdict;
   }
   EXPECT_GT(rejected, 0) << selection->explain();
 }
@@ -73,20 +79,25 @@ TEST(Select, PrefersOneWideInstructionOverManyNarrowOnes) {
 TEST(Select, PicksTheSixteenRowShapeThatMatchesTheRegisters) {
   // Layout F (M=64) with registers in 16x256b's native image: only 16x256b.x8 fits.
   auto selection = tmem::select(
-      tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of("tmem_datapath_layout(\"F\",64,64)"),
-      view_of("tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], f32)"));
+      tmem::Direction::kLoad, tmem::Scope::warpgroup(),
+      view_of("tmem_datapath_layout(\"F\",64,64)"),
+      view_of(
+          "tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], f32)"));
   ASSERT_TRUE(selection.ok()) << selection.error().full_text();
-  EXPECT_EQ(selection->spec.op().to_string(), "tcgen05.ld.sync.aligned.16x256b.x8.b32") << selection->explain();
+  EXPECT_EQ(selection->spec.op().to_string(), "tcgen05.ld.sync.aligned.16x256b.x8.b32")
+      << selection->explain();
   EXPECT_EQ(selection->plan.instructions_per_warp(), 1);
 }
 
 TEST(Select, RefusesWhatItCannotSplitWithTheReason) {
   auto scope = tmem::Scope::warpgroup();
-  auto different = tmem::select(tmem::Direction::kLoad, scope, view_of("tmem_datapath_layout(\"B\",64,128)"),
-                                view_of("tensor((128,64), S[(128,64):(1@tid_in_wg,1)], f32)"));
+  auto different =
+      tmem::select(tmem::Direction::kLoad, scope, view_of("tmem_datapath_layout(\"B\",64,128)"),
+                   view_of("tensor((128,64), S[(128,64):(1@tid_in_wg,1)], f32)"));
   ASSERT_FALSE(different.ok());
   EXPECT_NE(different.error().message().find("same logical shape"), std::string::npos);
-  auto halves = tmem::select(tmem::Direction::kLoad, scope, view_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f16)"),
+  auto halves = tmem::select(tmem::Direction::kLoad, scope,
+                             view_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f16)"),
                              view_of("tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f16)"));
   ASSERT_FALSE(halves.ok());
   EXPECT_NE(halves.error().message().find(".pack::16b"), std::string::npos);
@@ -97,21 +108,26 @@ TEST(Select, RefusesWhatItCannotSplitWithTheReason) {
   ASSERT_FALSE(warp.ok());
   EXPECT_NE(warp.error().message().find("4 warps"), std::string::npos) << warp.error().message();
   // Registers that no form's image matches (thread = column): every candidate is explained.
-  auto none = tmem::select(tmem::Direction::kLoad, scope, view_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)"),
+  auto none = tmem::select(tmem::Direction::kLoad, scope,
+                           view_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)"),
                            view_of("tensor((128,32), S[(128,32):(1,128@tid_in_wg)], f32)"));
   ASSERT_FALSE(none.ok());
 }
 
 TEST(Select, CheckOpAutoExplainOnTheCommandLine) {
   auto r = tmemjit_test::run_cli("check", "--op", "auto", "--scope", "warpgroup", "--tmem",
-                                 "tmem_datapath_layout(\"B\",64,128)", "--regs", kSeedRegsTile, "--explain");
+                                 "tmem_datapath_layout(\"B\",64,128)", "--regs", kSeedRegsTile,
+                                 "--explain");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("32x32b.x64.b32: chosen: 1 instruction(s) per warp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("32x32b.x64.b32: chosen: 1 instruction(s) per warp"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("32x32b.x32.b32: legal, lost"), std::string::npos) << r.out;
   auto json = tmemjit_test::run_cli("check", "--op", "auto.ld", "--scope", "warpgroup", "--tmem",
-                                    "tmem_datapath_layout(\"B\",64,128)", "--regs", kSeedRegsTile, "--json");
+                                    "tmem_datapath_layout(\"B\",64,128)", "--regs", kSeedRegsTile,
+                                    "--json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_NE(json.out.find("\"op\":\"tcgen05.ld.sync.aligned.32x32b.x64.b32\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"op\":\"tcgen05.ld.sync.aligned.32x32b.x64.b32\""), std::string::npos)
+      << json.out;
 }
 
 }  // namespace

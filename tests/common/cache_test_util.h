@@ -8,8 +8,8 @@
 #include <string>
 #include <system_error>
 
-#include "runtime/support/hash.h"
 #include "runtime/cache/payload.h"
+#include "runtime/support/hash.h"
 
 namespace tmem::testing {
 

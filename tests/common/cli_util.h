@@ -1,6 +1,9 @@
 // Runs the tmemjit command from tests and captures its exit code, stdout and stderr.
 #pragma once
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -9,8 +12,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace tmemjit_test {
 
@@ -30,7 +31,8 @@ inline std::string shell_quote(const std::string& word) {
 // layouts and specs pass unchanged.
 inline CliResult run_cli_argv(const std::vector<std::string>& argv) {
   static std::atomic<int> counter{0};  // one sequence for every caller: output files never collide
-  const std::string base = "/tmp/tmemjit_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  const std::string base =
+      "/tmp/tmemjit_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   std::string command = shell_quote(TMEMJIT_CLI_PATH);
   for (const std::string& arg : argv) command += " " + shell_quote(arg);
   command += " >" + base + ".out 2>" + base + ".err";

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "common/spec_fixtures.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/exec/executor.h"
-#include "common/spec_fixtures.h"
 #include "tmem/check.h"
 #include "tmem/dtype.h"
 
@@ -111,7 +111,9 @@ struct ExecutorCase {
   std::string name;
   SpecText text;
   // Test listings show the opcode, not the struct's bytes.
-  friend void PrintTo(const ExecutorCase& c, std::ostream* os) { *os << c.text.op << " at " << c.text.scope; }
+  friend void PrintTo(const ExecutorCase& c, std::ostream* os) {
+    *os << c.text.op << " at " << c.text.scope;
+  }
 };
 
 inline std::string case_name(const ::testing::TestParamInfo<ExecutorCase>& info) {

@@ -1,5 +1,6 @@
 // A fake libcuda.so.1 for driver_fake_test: three devices, contexts, libraries, memory in host RAM.
-// It implements only what runtime/cuda/driver.cc calls, and records launches for the test to inspect.
+// It implements only what runtime/cuda/driver.cc calls, and records launches for the test to
+// inspect.
 #include <cuda.h>
 
 #include <cstdlib>

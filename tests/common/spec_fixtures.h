@@ -27,28 +27,35 @@ inline const std::string kSeedRearrange =
 
 // The seed's Layout B round trip (st or ld with 32x32b.x64 at warpgroup scope).
 inline SpecText seed_layout_b(bool store) {
-  return {std::string("tcgen05.") + (store ? "st" : "ld") + ".sync.aligned.32x32b.x64.b32", "warpgroup",
-          "tmem_datapath_layout(\"B\",64,128)" + kSeedRearrange,
-          "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)" + kSeedRearrange};
+  return {std::string("tcgen05.") + (store ? "st" : "ld") + ".sync.aligned.32x32b.x64.b32",
+          "warpgroup", "tmem_datapath_layout(\"B\",64,128)" + kSeedRearrange,
+          "tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)" +
+              kSeedRearrange};
 }
 
 // The seed's pack/unpack example: 16-bit TMEM halves at column stride 4 and half stride 2
 // (16-bit units), registers keep the b32 image.
 inline SpecText seed_pack(bool store) {
-  return {std::string("tcgen05.") + (store ? "st.sync.aligned.32x32b.x64.unpack::16b.b32"
-                                           : "ld.sync.aligned.32x32b.x64.pack::16b.b32"),
-          "warpgroup",
-          "tensor((128,64,2), S[(128,64,2):(1@TLane,4@TCol,2@TCol)], f16).rearrange(\"(g r) c h -> g r c h\", g=4)",
-          "tensor((128,64), S[(128,64):(1@tid_in_wg,1)], b32).rearrange(\"(g r) c -> g r c\", g=4)"};
+  return {
+      std::string("tcgen05.") + (store ? "st.sync.aligned.32x32b.x64.unpack::16b.b32"
+                                       : "ld.sync.aligned.32x32b.x64.pack::16b.b32"),
+      "warpgroup",
+      "tensor((128,64,2), S[(128,64,2):(1@TLane,4@TCol,2@TCol)], f16).rearrange(\"(g r) c h -> g r "
+      "c h\", g=4)",
+      "tensor((128,64), S[(128,64):(1@tid_in_wg,1)], b32).rearrange(\"(g r) c -> g r c\", g=4)"};
 }
 
 // The seed's 16x32bx2 example: mem[:, :16, :4] and mem[:, 16:32, 8:12], imm = (16<<16)+8.
 inline SpecText seed_split(bool store, long imm = (16L << 16) + 8) {
-  const std::string mem = "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], b32).rearrange(\"(g r) c -> g r c\", g=4)";
-  return {std::string("tcgen05.") + (store ? "st" : "ld") + ".sync.aligned.16x32bx2.x4.b32", "warpgroup",
+  const std::string mem =
+      "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], b32).rearrange(\"(g r) c -> g r c\", g=4)";
+  return {std::string("tcgen05.") + (store ? "st" : "ld") + ".sync.aligned.16x32bx2.x4.b32",
+          "warpgroup",
           mem + "[:, :16, :4]",
-          "tensor((128,4), S[(128,4):(1@tid_in_wg,1)], b32).rearrange(\"(g a r) c -> g a r c\", g=4, a=2)",
-          mem + "[:, 16:32, 8:12]", std::to_string(imm)};
+          "tensor((128,4), S[(128,4):(1@tid_in_wg,1)], b32).rearrange(\"(g a r) c -> g a r c\", "
+          "g=4, a=2)",
+          mem + "[:, 16:32, 8:12]",
+          std::to_string(imm)};
 }
 
 // A warpgroup spec whose register view is the opcode's own native image (the inverse formulas of
@@ -63,11 +70,13 @@ inline SpecText identity_spec(const tmem::Opcode& op, int lane_offset = 0) {
       regs = "tensor((4,32," + n + "), S[(4,32," + n + "):(32@tid_in_wg,1@tid_in_wg,1)], b32)";
       break;
     case tmem::Shape::k16x64b:  // lane = 4*(L%8) + 2*(C%2) + L/8, reg = C/2
-      regs = "tensor((4,2,8," + n + ",2), S[(4,2,8," + n + ",2):(32@tid_in_wg,1@tid_in_wg,4@tid_in_wg,1,2@tid_in_wg)], b32)"
+      regs = "tensor((4,2,8," + n + ",2), S[(4,2,8," + n +
+             ",2):(32@tid_in_wg,1@tid_in_wg,4@tid_in_wg,1,2@tid_in_wg)], b32)"
              ".rearrange(\"g rh rl ch cl -> g (rh rl) (ch cl)\")";
       break;
     case tmem::Shape::k16x128b:  // lane = 4*(L%8) + C%4, reg = L/8 + 2*(C/4)
-      regs = "tensor((4,2,8," + n + ",4), S[(4,2,8," + n + ",4):(32@tid_in_wg,1,4@tid_in_wg,2,1@tid_in_wg)], b32)"
+      regs = "tensor((4,2,8," + n + ",4), S[(4,2,8," + n +
+             ",4):(32@tid_in_wg,1,4@tid_in_wg,2,1@tid_in_wg)], b32)"
              ".rearrange(\"g rh rl ch cl -> g (rh rl) (ch cl)\")";
       break;
     case tmem::Shape::k16x256b:  // lane = 4*(L%8) + (C/2)%4, reg = C%2 + 2*(L/8) + 4*(C/8)
@@ -76,18 +85,19 @@ inline SpecText identity_spec(const tmem::Opcode& op, int lane_offset = 0) {
              ".rearrange(\"g rh rl ch cm cl -> g (rh rl) (ch cm cl)\")";
       break;
     case tmem::Shape::k16x32bx2:  // lane = 16*access + L, reg = C
-      regs = "tensor((4,2,16," + n + "), S[(4,2,16," + n + "):(32@tid_in_wg,16@tid_in_wg,1@tid_in_wg,1)], b32)";
+      regs = "tensor((4,2,16," + n + "), S[(4,2,16," + n +
+             "):(32@tid_in_wg,16@tid_in_wg,1@tid_in_wg,1)], b32)";
       break;
   }
   const std::string rows = std::to_string(op.atom_rows());
   const std::string offset = lane_offset ? " + " + std::to_string(lane_offset) + "@TLane" : "";
   std::string tmem, tmem2;
   if (op.packed()) {
-    tmem = "tensor((4," + rows + "," + cols + ",2), S[(4," + rows + "," + cols + ",2):(32@TLane,1@TLane,4@TCol,2@TCol)]" +
-           offset + ", f16)";
+    tmem = "tensor((4," + rows + "," + cols + ",2), S[(4," + rows + "," + cols +
+           ",2):(32@TLane,1@TLane,4@TCol,2@TCol)]" + offset + ", f16)";
   } else {
-    tmem = "tensor((4," + rows + "," + cols + "), S[(4," + rows + "," + cols + "):(32@TLane,1@TLane,1@TCol)]" + offset +
-           ", b32)";
+    tmem = "tensor((4," + rows + "," + cols + "), S[(4," + rows + "," + cols +
+           "):(32@TLane,1@TLane,1@TCol)]" + offset + ", b32)";
   }
   SpecText spec{op.to_string(), "warpgroup", tmem, regs};
   if (op.is_split()) {
@@ -96,11 +106,12 @@ inline SpecText identity_spec(const tmem::Opcode& op, int lane_offset = 0) {
     const std::string dtype = op.packed() ? "f16" : "b32";
     const std::string col_units = std::to_string(op.packed() ? 2 * width : width);
     if (op.packed())
-      spec.tmem2 = "tensor((4,16," + cols + ",2), S[(4,16," + cols + ",2):(32@TLane,1@TLane,4@TCol,2@TCol)] + 16@TLane + " +
-                   col_units + "@TCol, f16)";
+      spec.tmem2 = "tensor((4,16," + cols + ",2), S[(4,16," + cols +
+                   ",2):(32@TLane,1@TLane,4@TCol,2@TCol)] + 16@TLane + " + col_units +
+                   "@TCol, f16)";
     else
-      spec.tmem2 = "tensor((4,16," + cols + "), S[(4,16," + cols + "):(32@TLane,1@TLane,1@TCol)] + 16@TLane + " +
-                   col_units + "@TCol, b32)";
+      spec.tmem2 = "tensor((4,16," + cols + "), S[(4,16," + cols +
+                   "):(32@TLane,1@TLane,1@TCol)] + 16@TLane + " + col_units + "@TCol, b32)";
     spec.imm = std::to_string((16L << 16) + width);
   }
   return spec;

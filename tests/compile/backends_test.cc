@@ -1,6 +1,8 @@
 // The compiler backends: every legal opcode through nvJitLink and nvPTXCompiler, a representative
 // set through ptxas and NVRTC, the driver JIT, every target, error contents, kept files, SASS
 // counts and the code-size comparison.
+#include "runtime/compile/backends.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -9,12 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "common/ptx_fixtures.h"
-#include "runtime/compile/backends.h"
-#include "runtime/cuda/driver.h"
 #include "common/elf.h"
-#include "runtime/ptx/ir.h"
+#include "common/ptx_fixtures.h"
 #include "runtime/compile/sass.h"
+#include "runtime/cuda/driver.h"
+#include "runtime/ptx/ir.h"
 
 namespace tmem {
 namespace {

@@ -1,5 +1,6 @@
-// Tests of runtime/cuda/driver.cc against a fake libcuda.so.1 (tests/common/fake_cuda.cc): symbol loading,
-// error texts, target checks, contexts on several devices, load, launch, memory, driver JIT.
+// Tests of runtime/cuda/driver.cc against a fake libcuda.so.1 (tests/common/fake_cuda.cc): symbol
+// loading, error texts, target checks, contexts on several devices, load, launch, memory, driver
+// JIT.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -31,7 +32,9 @@ struct Fake {
   void* handle = nullptr;
   // The hooks are called through their exact types (UBSan -fsanitize=function).
   const void* (*last_launch_raw)() = nullptr;
-  const FakeLaunch* last_launch() const { return static_cast<const FakeLaunch*>(last_launch_raw()); }
+  const FakeLaunch* last_launch() const {
+    return static_cast<const FakeLaunch*>(last_launch_raw());
+  }
   int (*legacy_calls)() = nullptr;
   int (*jit_target)() = nullptr;
   void* (*context)(int) = nullptr;
@@ -182,7 +185,8 @@ TEST_F(FakeDriver, ADriverTooOldForTheCodeSaysSo) {
   ASSERT_FALSE(load.ok());
   EXPECT_EQ(load.error().code(), ErrorCode::kDriver);
   EXPECT_EQ(load.error().message(),
-            "cuLibraryLoadData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION: fake error (the NVIDIA driver is older "
+            "cuLibraryLoadData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION: fake error (the NVIDIA "
+            "driver is older "
             "than the CUDA toolkit that produced this code; update the driver)");
 }
 

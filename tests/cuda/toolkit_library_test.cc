@@ -1,6 +1,6 @@
-// libnvJitLink and libnvrtc are optional at run time (runtime/cuda/shared_library.h): libtmemjit does
-// not link them, a missing nvJitLink makes the nvjitlink and auto backends compile with ptxas after
-// one warning, and a missing NVRTC is one clear error from compile_cuda. Each case runs
+// libnvJitLink and libnvrtc are optional at run time (runtime/cuda/shared_library.h): libtmemjit
+// does not link them, a missing nvJitLink makes the nvjitlink and auto backends compile with ptxas
+// after one warning, and a missing NVRTC is one clear error from compile_cuda. Each case runs
 // toolkit_probe in a fresh process, because the libraries are opened once per process.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The emu and gpu executors against the fake libcuda.so.1 (tests/common/fake_cuda.cc: device 0 a 9.0
-// "Fake H200", device 1 a 10.0 "Fake B200", device 2 a 10.3 "Fake B300"): which device each
+// The emu and gpu executors against the fake libcuda.so.1 (tests/common/fake_cuda.cc: device 0
+// a 9.0 "Fake H200", device 1 a 10.0 "Fake B200", device 2 a 10.3 "Fake B300"): which device each
 // accepts, the target it picks, the reasons it gives, and precise errors on the way to a launch.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/executor.h"
 #include "common/spec_fixtures.h"
+#include "runtime/exec/executor.h"
 #include "tmem/check.h"
 
 namespace {

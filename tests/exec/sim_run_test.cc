@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/exec/executor.h"
 #include "common/spec_fixtures.h"
+#include "runtime/exec/executor.h"
 #include "tmem/check.h"
 #include "tmem/run.h"
 
@@ -45,11 +45,12 @@ TEST(SimRun, SeedSplit) {
 
 TEST(SimRun, WarpScopeRunsOnlyTheChosenWarp) {
   // warp:5 owns lane slab 1 (lanes 32..63); the harness launches warps 0..5.
-  expect_pass(tmem::TransferSpec::from_fields("tcgen05.ld.sync.aligned.32x32b.x4.b32", "warp:5",
-                                              "tensor((32,4), S[(32,4):(1@TLane,1@TCol)] + 32@TLane, b32)",
-                                              "tensor((32,4), S[(32,4):(1@laneid,1)], b32)")
-                  .value(),
-              32 * 4);
+  expect_pass(
+      tmem::TransferSpec::from_fields("tcgen05.ld.sync.aligned.32x32b.x4.b32", "warp:5",
+                                      "tensor((32,4), S[(32,4):(1@TLane,1@TCol)] + 32@TLane, b32)",
+                                      "tensor((32,4), S[(32,4):(1@laneid,1)], b32)")
+          .value(),
+      32 * 4);
 }
 
 TEST(SimRun, CtaScopeWithTwoWarpgroups) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cache/disk.h"
 #include "common/spec_fixtures.h"
+#include "runtime/cache/disk.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tmem/opcode.h"
 #include "tmem/transfer.h"

@@ -1,5 +1,6 @@
 // A user program built against the installed package: find_package(tmemjit) + tmem::tmemjit.
 #include <tmem/check.h>
+
 #include <iostream>
 int main() {
   auto op = tmem::Opcode::parse("tcgen05.ld.sync.aligned.32x32b.x64.b32");

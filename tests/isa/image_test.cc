@@ -37,7 +37,8 @@ TEST(Image, EveryFormIsABijectionOntoItsAtom) {
         ASSERT_GE(at.col, 0);
         ASSERT_LT(at.col, op.atom_cols()) << op;
         ASSERT_LT(at.access, op.accesses());
-        EXPECT_TRUE(words.insert({at.access, at.row, at.col}).second) << op << " lane " << lane << " reg " << reg;
+        EXPECT_TRUE(words.insert({at.access, at.row, at.col}).second)
+            << op << " lane " << lane << " reg " << reg;
         auto back = tmem::inverse_image(op, at);
         EXPECT_EQ(back, (tmem::LaneReg{lane, reg})) << op;
         int count = tmem::tmem_cells(op, lane, reg, pieces);
@@ -49,19 +50,27 @@ TEST(Image, EveryFormIsABijectionOntoItsAtom) {
       }
     }
     // Onto: every word and every TMEM cell of every access is covered exactly once.
-    EXPECT_EQ(words.size(), static_cast<size_t>(op.accesses() * op.atom_rows() * op.atom_cols())) << op;
-    EXPECT_EQ(cells.size(), static_cast<size_t>(op.accesses() * op.atom_rows() * op.atom_tmem_cols())) << op;
+    EXPECT_EQ(words.size(), static_cast<size_t>(op.accesses() * op.atom_rows() * op.atom_cols()))
+        << op;
+    EXPECT_EQ(cells.size(),
+              static_cast<size_t>(op.accesses() * op.atom_rows() * op.atom_tmem_cols()))
+        << op;
   }
 }
 
 // The seed document's table, written as in the seed (l = lane, r = register).
 AtomCoord seed_table(tmem::Shape shape, int l, int r) {
   switch (shape) {
-    case tmem::Shape::k32x32b: return {0, l, r};
-    case tmem::Shape::k16x64b: return {0, l / 4 + 8 * (l % 2), l / 2 % 2 + 2 * r};
-    case tmem::Shape::k16x128b: return {0, l / 4 + 8 * (r % 2), l % 4 + 4 * (r / 2)};
-    case tmem::Shape::k16x256b: return {0, l / 4 + 8 * (r / 2 % 2), r % 2 + 2 * (l % 4) + 8 * (r / 4)};
-    case tmem::Shape::k16x32bx2: return {l / 16, l % 16, r};  // seed: lane l owns (l//16, l%16, r)
+    case tmem::Shape::k32x32b:
+      return {0, l, r};
+    case tmem::Shape::k16x64b:
+      return {0, l / 4 + 8 * (l % 2), l / 2 % 2 + 2 * r};
+    case tmem::Shape::k16x128b:
+      return {0, l / 4 + 8 * (r % 2), l % 4 + 4 * (r / 2)};
+    case tmem::Shape::k16x256b:
+      return {0, l / 4 + 8 * (r / 2 % 2), r % 2 + 2 * (l % 4) + 8 * (r / 4)};
+    case tmem::Shape::k16x32bx2:
+      return {l / 16, l % 16, r};  // seed: lane l owns (l//16, l%16, r)
   }
   return {};
 }
@@ -70,15 +79,16 @@ TEST(Image, ReproducesTheSeedTable) {
   for (const Opcode& op : every_form())
     for (int lane = 0; lane < 32; ++lane)
       for (int reg = 0; reg < op.regs_per_thread(); ++reg)
-        ASSERT_EQ(tmem::image(op, lane, reg), seed_table(op.shape(), lane, reg)) << op << " " << lane << " " << reg;
+        ASSERT_EQ(tmem::image(op, lane, reg), seed_table(op.shape(), lane, reg))
+            << op << " " << lane << " " << reg;
 }
 
 TEST(Image, HandCheckedPoints) {
   // Values worked out by hand from the PTX ISA fragment figures' descriptions.
   auto op64 = Opcode::parse("tcgen05.ld.sync.aligned.16x64b.x1.b32").value();
   EXPECT_EQ(tmem::image(op64, 0, 0), (AtomCoord{0, 0, 0}));
-  EXPECT_EQ(tmem::image(op64, 1, 0), (AtomCoord{0, 8, 0}));   // odd lanes take rows 8-15
-  EXPECT_EQ(tmem::image(op64, 2, 0), (AtomCoord{0, 0, 1}));   // lane pairs split the 64 bits
+  EXPECT_EQ(tmem::image(op64, 1, 0), (AtomCoord{0, 8, 0}));  // odd lanes take rows 8-15
+  EXPECT_EQ(tmem::image(op64, 2, 0), (AtomCoord{0, 0, 1}));  // lane pairs split the 64 bits
   EXPECT_EQ(tmem::image(op64, 31, 0), (AtomCoord{0, 15, 1}));
   auto op128 = Opcode::parse("tcgen05.st.sync.aligned.16x128b.x1.b32").value();
   EXPECT_EQ(tmem::image(op128, 3, 0), (AtomCoord{0, 0, 3}));

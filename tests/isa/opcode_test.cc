@@ -1,4 +1,5 @@
-// Opcode model: every (dir, shape, num, pack) row of TCGEN05.md §1-3, and every rejection rule R1-R9.
+// Opcode model: every (dir, shape, num, pack) row of TCGEN05.md §1-3, and every rejection rule
+// R1-R9.
 #include "tmem/opcode.h"
 
 #include <gtest/gtest.h>
@@ -21,9 +22,11 @@ const std::map<std::string, std::map<int, int>> kRegsTable = {
     {"16x256b", {{1, 4}, {2, 8}, {4, 16}, {8, 32}, {16, 64}, {32, 128}, {64, 0}, {128, 0}}},
 };
 // TCGEN05.md §1: TMEM footprint per access, plain (lanes, 32-bit columns per .num).
-const std::map<std::string, std::pair<int, int>> kFootprint = {
-    {"32x32b", {32, 1}}, {"16x64b", {16, 2}}, {"16x128b", {16, 4}},
-    {"16x256b", {16, 8}}, {"16x32bx2", {16, 1}}};
+const std::map<std::string, std::pair<int, int>> kFootprint = {{"32x32b", {32, 1}},
+                                                               {"16x64b", {16, 2}},
+                                                               {"16x128b", {16, 4}},
+                                                               {"16x256b", {16, 8}},
+                                                               {"16x32bx2", {16, 1}}};
 
 std::string spell(const std::string& dir, const std::string& shape, int num, bool pack) {
   std::string text = "tcgen05." + dir + ".sync.aligned." + shape + ".x" + std::to_string(num);

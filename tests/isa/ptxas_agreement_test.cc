@@ -37,12 +37,14 @@ std::string kernel_with(const Form& form) {
   f.emit(Instruction::tcgen05_fence_after());
   f.emit(Instruction::ld_shared(taddr, Operand::addr(smem)));
   std::string vector = "{";
-  for (int i = 0; i < form.vector; ++i) vector += (i ? ", " : "") + regs[static_cast<size_t>(i)].name();
+  for (int i = 0; i < form.vector; ++i)
+    vector += (i ? ", " : "") + regs[static_cast<size_t>(i)].name();
   vector += "}";
   const std::string address = "[" + taddr.name() + "]";
   const std::string imm = form.imm ? ", 16" : "";
-  f.emit(Instruction::unchecked_raw(form.opcode + " " +
-                                    (form.load ? vector + ", " + address + imm : address + imm + ", " + vector)));
+  f.emit(Instruction::unchecked_raw(
+      form.opcode + " " +
+      (form.load ? vector + ", " + address + imm : address + imm + ", " + vector)));
   f.emit(form.load ? Instruction::tcgen05_wait_ld() : Instruction::tcgen05_wait_st());
   if (form.load)  // keep the loaded registers alive
     f.emit(Instruction::st_shared(Operand::addr(smem), regs[0]));
@@ -71,8 +73,8 @@ bool model_accepts(const Form& form) {
   return !op->check_operands(form.vector, form.imm).has_value();
 }
 
-std::string spell(const std::string& dir, const std::string& shape, const std::string& num, const std::string& pack = "",
-                  const std::string& type = "b32") {
+std::string spell(const std::string& dir, const std::string& shape, const std::string& num,
+                  const std::string& pack = "", const std::string& type = "b32") {
   return "tcgen05." + dir + ".sync.aligned." + shape + "." + num + pack + "." + type;
 }
 
@@ -92,18 +94,22 @@ std::vector<Form> near_misses() {
       forms.push_back({spell(dir, s.shape, "x256"), 128, split, load});
       // R4: past the 128-register limit, with the full-size vector.
       for (int num = 64; num <= 128; num *= 2)
-        if (s.regs_per_num * num > 128) forms.push_back({spell(dir, s.shape, "x" + std::to_string(num)), 128, split, load});
+        if (s.regs_per_num * num > 128)
+          forms.push_back({spell(dir, s.shape, "x" + std::to_string(num)), 128, split, load});
       // R5: vector one short, one long, and "pack halves the registers".
       forms.push_back({spell(dir, s.shape, "x4"), 4 * s.regs_per_num - 1, split, load});
       forms.push_back({spell(dir, s.shape, "x4"), 4 * s.regs_per_num + 1, split, load});
-      forms.push_back({spell(dir, s.shape, "x4", load ? ".pack::16b" : ".unpack::16b"), 2 * s.regs_per_num, split, load});
+      forms.push_back({spell(dir, s.shape, "x4", load ? ".pack::16b" : ".unpack::16b"),
+                       2 * s.regs_per_num, split, load});
       // R6: the other direction's pack qualifier.
-      forms.push_back({spell(dir, s.shape, "x2", load ? ".unpack::16b" : ".pack::16b"), 2 * s.regs_per_num, split, load});
+      forms.push_back({spell(dir, s.shape, "x2", load ? ".unpack::16b" : ".pack::16b"),
+                       2 * s.regs_per_num, split, load});
       // R7: a type other than .b32.
       forms.push_back({spell(dir, s.shape, "x2", "", "b16"), 2 * s.regs_per_num, split, load});
       forms.push_back({spell(dir, s.shape, "x2", "", "f32"), 2 * s.regs_per_num, split, load});
       // R8: .sync missing.
-      forms.push_back({"tcgen05." + dir + ".aligned." + s.shape + ".x2.b32", 2 * s.regs_per_num, split, load});
+      forms.push_back(
+          {"tcgen05." + dir + ".aligned." + s.shape + ".x2.b32", 2 * s.regs_per_num, split, load});
       // R9: the immediate missing on 16x32bx2, present elsewhere.
       forms.push_back({spell(dir, s.shape, "x2"), 2 * s.regs_per_num, !split, load});
     }
@@ -120,7 +126,8 @@ TEST(OpcodeAgreement, NearMissesAreRejectedByTheModelAndByPtxas) {
   const auto forms = near_misses();
   ASSERT_GT(forms.size(), 100u);
   for (const Form& form : forms) {
-    SCOPED_TRACE(form.opcode + " with " + std::to_string(form.vector) + " registers" + (form.imm ? " and an immediate" : ""));
+    SCOPED_TRACE(form.opcode + " with " + std::to_string(form.vector) + " registers" +
+                 (form.imm ? " and an immediate" : ""));
     EXPECT_FALSE(model_accepts(form));
     EXPECT_FALSE(ptxas_accepts(form));
   }
@@ -148,7 +155,8 @@ TEST(OpcodeAgreement, DocumentedDisagreementsStillHold) {
   // the document should say so.
   const Form no_aligned{"tcgen05.ld.sync.32x32b.x2.b32", 2, false, true};
   EXPECT_FALSE(model_accepts(no_aligned));
-  EXPECT_TRUE(ptxas_accepts(no_aligned)) << "ptxas now rejects a missing .aligned: update docs/ptxas-agreement.md";
+  EXPECT_TRUE(ptxas_accepts(no_aligned))
+      << "ptxas now rejects a missing .aligned: update docs/ptxas-agreement.md";
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/spec_fixtures.h"
 #include "runtime/compile/backends.h"
 #include "runtime/jit/compile_transfer.h"
-#include "common/spec_fixtures.h"
 #include "tmem/opcode.h"
 #include "tmem/transfer.h"
 

@@ -19,16 +19,15 @@
 #include <thread>
 #include <vector>
 
+#include "common/allocation_counter.h"
 #include "common/cache_test_util.h"
 #include "common/sanitizer_util.h"
-#include "runtime/cache/module_cache.h"
-#include "runtime/cache/disk.h"
 #include "common/spec_fixtures.h"
+#include "runtime/cache/disk.h"
+#include "runtime/cache/module_cache.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
 #include "tmem/opcode.h"
-
-#include "common/allocation_counter.h"
 
 using tmemjit_test::t_allocations;
 
@@ -171,7 +170,8 @@ TEST_F(CompileTransfer, FirstCallMissesSecondHitsThenDiskThenMissAgain) {
 
 TEST_F(CompileTransfer, HitOnAPrebuiltSpecAllocatesNothing) {
 #ifdef TMEMJIT_TSAN
-  GTEST_SKIP() << "built with TSan, whose runtime defines operator new: allocations are not counted";
+  GTEST_SKIP()
+      << "built with TSan, whose runtime defines operator new: allocations are not counted";
 #endif
   const TransferSpec spec = seed();
   const CompileOptions options;
@@ -251,8 +251,8 @@ TEST_F(CompileTransfer, SixteenThreadsMixHitsMissesAndInvalidSpecs) {
   constexpr int kThreads = 16, kCalls = 1000;
   const std::vector<Job> jobs = distinct_jobs(24);
   ASSERT_EQ(jobs.size(), 24u);
-  auto bad = tmemjit_test::identity_spec(
-      Opcode::make(Direction::kLoad, Shape::k32x32b, 2, false).value());
+  auto bad =
+      tmemjit_test::identity_spec(Opcode::make(Direction::kLoad, Shape::k32x32b, 2, false).value());
   bad.op = "tcgen05.ld.sync.aligned.32x32b.x4.b32";  // views of x2 under an x4 opcode
   const TransferSpec invalid = bad.make();
   std::vector<std::vector<const char*>> seen(kThreads, std::vector<const char*>(jobs.size()));
@@ -263,8 +263,10 @@ TEST_F(CompileTransfer, SixteenThreadsMixHitsMissesAndInvalidSpecs) {
       for (int n = 0; n < kCalls; ++n) {
         if ((n + t) % 16 == 0) {
           Result<Kernel> kernel = compile_transfer(invalid);
-          if (!kernel.ok() && kernel.error().code() == ErrorCode::kRule) rejected.fetch_add(1);
-          else failures.fetch_add(1);
+          if (!kernel.ok() && kernel.error().code() == ErrorCode::kRule)
+            rejected.fetch_add(1);
+          else
+            failures.fetch_add(1);
           continue;
         }
         const size_t i = (static_cast<size_t>(n) * 7 + static_cast<size_t>(t) * 13) % jobs.size();
@@ -273,8 +275,10 @@ TEST_F(CompileTransfer, SixteenThreadsMixHitsMissesAndInvalidSpecs) {
           failures.fetch_add(1);
           continue;
         }
-        if (seen[t][i] == nullptr) seen[t][i] = kernel->cubin().data();
-        else if (seen[t][i] != kernel->cubin().data()) failures.fetch_add(1);
+        if (seen[t][i] == nullptr)
+          seen[t][i] = kernel->cubin().data();
+        else if (seen[t][i] != kernel->cubin().data())
+          failures.fetch_add(1);
       }
     });
   }
@@ -348,7 +352,9 @@ TEST_F(CompileTransfer, AnEntryOfAnotherKeyIsNotServed) {
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
   EXPECT_EQ(report.lookup, ModuleCache::Lookup::kCompiled);
   EXPECT_EQ(std::vector<char>(kernel->cubin().begin(), kernel->cubin().end()), own_cubin);
-  EXPECT_TRUE(decode_entry(transfer_cache_key(spec, {}, KernelKind::kRoundtrip).value(), read_file(path)).ok());
+  EXPECT_TRUE(
+      decode_entry(transfer_cache_key(spec, {}, KernelKind::kRoundtrip).value(), read_file(path))
+          .ok());
 }
 
 TEST_F(CompileTransfer, UnwritableCacheDirectoryWorksWithOneWarning) {

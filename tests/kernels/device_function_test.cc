@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "common/golden_util.h"
-#include "runtime/compile/backends.h"
 #include "common/elf.h"
-#include "runtime/compile/sass.h"
+#include "common/golden_util.h"
 #include "common/spec_fixtures.h"
+#include "runtime/compile/backends.h"
+#include "runtime/compile/sass.h"
 #include "tmem/check.h"
 
 namespace {

@@ -7,9 +7,9 @@
 
 #include <sstream>
 
+#include "common/spec_fixtures.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/compile/backends.h"
-#include "common/spec_fixtures.h"
 #include "tmem/check.h"
 
 namespace {

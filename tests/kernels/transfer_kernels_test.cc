@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "common/golden_util.h"
+#include "common/spec_fixtures.h"
 #include "runtime/compile/backends.h"
 #include "runtime/compile/sass.h"
-#include "common/spec_fixtures.h"
 #include "tmem/check.h"
 
 namespace {
@@ -28,39 +28,56 @@ std::string roundtrip_ptx(const tmem::Plan& plan, KernelKind kind = KernelKind::
 
 using tmemjit_test::expect_golden;  // tests/common/golden_util.h
 
-TEST(KernelsGolden, SeedLayoutB) { expect_golden("seed_layout_b.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_layout_b(true)))); }
-TEST(KernelsGolden, SeedPack) { expect_golden("seed_pack.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_pack(true)))); }
-TEST(KernelsGolden, SeedSplit) { expect_golden("seed_split.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_split(false)))); }
+TEST(KernelsGolden, SeedLayoutB) {
+  expect_golden("seed_layout_b.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_layout_b(true))));
+}
+TEST(KernelsGolden, SeedPack) {
+  expect_golden("seed_pack.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_pack(true))));
+}
+TEST(KernelsGolden, SeedSplit) {
+  expect_golden("seed_split.ptx", roundtrip_ptx(plan_of(tmemjit_test::seed_split(false))));
+}
 
 TEST(Kernels, EqualSpecsGiveByteIdenticalPtx) {
   const auto text = tmemjit_test::seed_layout_b(true);
-  for (KernelKind kind : {KernelKind::kRoundtrip, KernelKind::kStore, KernelKind::kLoad, KernelKind::kFill})
+  for (KernelKind kind :
+       {KernelKind::kRoundtrip, KernelKind::kStore, KernelKind::kLoad, KernelKind::kFill})
     EXPECT_EQ(roundtrip_ptx(plan_of(text), kind), roundtrip_ptx(plan_of(text), kind));
 }
 
 TEST(Kernels, LifecycleIsComplete) {
   const std::string ptx = roundtrip_ptx(plan_of(tmemjit_test::seed_layout_b(true)));
   auto position = [&](const std::string& needle) { return ptx.find(needle); };
-  // alloc -> fence/bar/fence -> st -> wait::st -> ld -> wait::ld -> fence/bar/fence -> dealloc -> relinquish
-  const char* order[] = {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_base_address], 64;",
-                         "tcgen05.fence::before_thread_sync;", "bar.sync 0;", "tcgen05.fence::after_thread_sync;",
-                         "tcgen05.st.sync.aligned.32x32b.x64.b32", "tcgen05.wait::st.sync.aligned;",
-                         "tcgen05.ld.sync.aligned.32x32b.x64.b32", "tcgen05.wait::ld.sync.aligned;",
-                         "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.relinquish_alloc_permit"};
+  // alloc -> fence/bar/fence -> st -> wait::st -> ld -> wait::ld -> fence/bar/fence -> dealloc ->
+  // relinquish
+  const char* order[] = {
+      "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_base_address], 64;",
+      "tcgen05.fence::before_thread_sync;",
+      "bar.sync 0;",
+      "tcgen05.fence::after_thread_sync;",
+      "tcgen05.st.sync.aligned.32x32b.x64.b32",
+      "tcgen05.wait::st.sync.aligned;",
+      "tcgen05.ld.sync.aligned.32x32b.x64.b32",
+      "tcgen05.wait::ld.sync.aligned;",
+      "tcgen05.dealloc.cta_group::1.sync.aligned.b32",
+      "tcgen05.relinquish_alloc_permit"};
   size_t last = 0;
   for (const char* step : order) {
     size_t at = ptx.find(step, last);
     ASSERT_NE(at, std::string::npos) << step << " missing or out of order";
     last = at;
   }
-  EXPECT_NE(position(", 64;\n\ttcgen05.relinquish"), std::string::npos) << "dealloc frees the allocated 64 columns";
+  EXPECT_NE(position(", 64;\n\ttcgen05.relinquish"), std::string::npos)
+      << "dealloc frees the allocated 64 columns";
 }
 
 TEST(Kernels, TargetsSetTheirVersion) {
   const auto plan = plan_of(tmemjit_test::seed_layout_b(true));
-  EXPECT_NE(roundtrip_ptx(plan, KernelKind::kRoundtrip, tmem::Target::kSm110a).find(".version 9.0\n.target sm_110a"),
+  EXPECT_NE(roundtrip_ptx(plan, KernelKind::kRoundtrip, tmem::Target::kSm110a)
+                .find(".version 9.0\n.target sm_110a"),
             std::string::npos);
-  EXPECT_NE(roundtrip_ptx(plan, KernelKind::kRoundtrip, tmem::Target::kSm100f).find(".version 8.8\n.target sm_100f"),
+  EXPECT_NE(roundtrip_ptx(plan, KernelKind::kRoundtrip, tmem::Target::kSm100f)
+                .find(".version 8.8\n.target sm_100f"),
             std::string::npos);
 }
 
@@ -70,7 +87,8 @@ std::vector<tmem::Opcode> every_store_form() {
   for (tmem::Shape shape : tmem::all_shapes())
     for (int num = 1; num <= 128; num *= 2)
       for (bool pack : {false, true})
-        if (auto op = tmem::Opcode::make(tmem::Direction::kStore, shape, num, pack)) forms.push_back(*op);
+        if (auto op = tmem::Opcode::make(tmem::Direction::kStore, shape, num, pack))
+          forms.push_back(*op);
   return forms;
 }
 
@@ -99,7 +117,9 @@ TEST(KernelsCompile, EveryFormThroughNvJitLinkAndPtxasWithExactSass) {
     EXPECT_FALSE(listing.uses_local_memory()) << op << " spills to local memory";
   }
   EXPECT_EQ(compiled, 74);
-  if (!tool) GTEST_SKIP() << "compiled 74 forms; SASS not checked: no disassembler (" << tmem::sass::search_description() << ")";
+  if (!tool)
+    GTEST_SKIP() << "compiled 74 forms; SASS not checked: no disassembler ("
+                 << tmem::sass::search_description() << ")";
 }
 
 // The default route's compiler (auto = nvPTXCompiler where built in): every form's warpgroup
@@ -126,7 +146,9 @@ TEST(KernelsCompile, EveryFormThroughNvPtxCompilerWithExactSass) {
     EXPECT_FALSE(listing.uses_local_memory()) << op << " spills to local memory";
   }
   EXPECT_EQ(compiled, 74);
-  if (!tool) GTEST_SKIP() << "compiled 74 forms; SASS not checked: no disassembler (" << tmem::sass::search_description() << ")";
+  if (!tool)
+    GTEST_SKIP() << "compiled 74 forms; SASS not checked: no disassembler ("
+                 << tmem::sass::search_description() << ")";
 }
 
 TEST(KernelsCompile, HarnessKindsCompileWithTheRawPasses) {
@@ -140,21 +162,31 @@ TEST(KernelsCompile, HarnessKindsCompileWithTheRawPasses) {
     // The raw pass moves 32 columns (the allocation) with one 32x32b.x32 per warp.
     const int raw = 1;
     const int plan_ops = 2;  // one 16x32bx2 instruction = two SASS ops
-    EXPECT_EQ(listing.count("STTM"), kind == KernelKind::kStore ? plan_ops : raw) << to_string(kind);
+    EXPECT_EQ(listing.count("STTM"), kind == KernelKind::kStore ? plan_ops : raw)
+        << to_string(kind);
     EXPECT_EQ(listing.count("LDTM"), kind == KernelKind::kLoad ? plan_ops : raw) << to_string(kind);
   }
-  if (!tool) GTEST_SKIP() << "SASS not checked: no disassembler (" << tmem::sass::search_description() << ")";
+  if (!tool)
+    GTEST_SKIP() << "SASS not checked: no disassembler (" << tmem::sass::search_description()
+                 << ")";
 }
 
 TEST(KernelsCompile, CudaDeviceFunctionCompilesWithNvrtc) {
-  for (const auto& text : {tmemjit_test::seed_layout_b(true), tmemjit_test::seed_pack(false), tmemjit_test::seed_split(true)}) {
+  for (const auto& text : {tmemjit_test::seed_layout_b(true), tmemjit_test::seed_pack(false),
+                           tmemjit_test::seed_split(true)}) {
     const auto plan = plan_of(text);
-    const std::string source = tmem::kernels::cuda_device_function(plan) +
-                               "extern \"C\" __global__ void k(unsigned int base, unsigned int* io) {\n"
-                               "  unsigned int regs[" + std::to_string(plan.regs_per_thread) + "];\n"
-                               "  for (int s = 0; s < " + std::to_string(plan.regs_per_thread) + "; ++s) regs[s] = io[s];\n"
-                               "  tmem_transfer(base, regs);\n"
-                               "  for (int s = 0; s < " + std::to_string(plan.regs_per_thread) + "; ++s) io[s] = regs[s];\n}\n";
+    const std::string source =
+        tmem::kernels::cuda_device_function(plan) +
+        "extern \"C\" __global__ void k(unsigned int base, unsigned int* io) {\n"
+        "  unsigned int regs[" +
+        std::to_string(plan.regs_per_thread) +
+        "];\n"
+        "  for (int s = 0; s < " +
+        std::to_string(plan.regs_per_thread) +
+        "; ++s) regs[s] = io[s];\n"
+        "  tmem_transfer(base, regs);\n"
+        "  for (int s = 0; s < " +
+        std::to_string(plan.regs_per_thread) + "; ++s) io[s] = regs[s];\n}\n";
     EXPECT_NE(source.find("asm volatile(\"" + plan.op.to_string()), std::string::npos);
     auto module = tmem::compile_cuda(source, "k", {});
     ASSERT_TRUE(module.ok()) << module.error().full_text() << "\n" << source;

@@ -1,12 +1,12 @@
 // The CPU simulator on hand-built PTX IR kernels: the data a correct kernel moves, and one kernel
 // per runtime rule that breaks it and is rejected with the rule, the PTX line, the warp and the
 // cell.
+#include "runtime/sim/interpreter.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <initializer_list>
-
-#include "runtime/sim/interpreter.h"
 
 namespace tmem::sim {
 namespace {

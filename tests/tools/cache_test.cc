@@ -13,9 +13,9 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
+#include "common/spec_fixtures.h"
 #include "runtime/cache/disk.h"
 #include "runtime/support/hash.h"
-#include "common/spec_fixtures.h"
 #include "tmem/opcode.h"
 
 namespace tmem {
@@ -203,8 +203,9 @@ TEST(CliCache, SeveralProcessesFillingOneDirectoryLeaveOnlyValidEntries) {
 TEST(CliCache, AFullDiskDegradesToMemoryWithOneWarning) {
   TempDir dir;
   const std::vector<std::string> s = seed_args(tmemjit_test::seed_layout_b(true));
-  std::string command = "trap '' XFSZ; ulimit -f 4; " + tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) +
-                        " compile --cache-dir " + tmemjit_test::shell_quote((dir.path() / "cache").string());
+  std::string command = "trap '' XFSZ; ulimit -f 4; " +
+                        tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) + " compile --cache-dir " +
+                        tmemjit_test::shell_quote((dir.path() / "cache").string());
   for (const std::string& arg : s) command += " " + tmemjit_test::shell_quote(arg);
   command += " >/dev/null 2>" + tmemjit_test::shell_quote((dir.path() / "err").string());
   const int status = std::system(("bash -c " + tmemjit_test::shell_quote(command)).c_str());
@@ -240,11 +241,13 @@ TEST(CliCache, EightProcessesFillingAndEvictingLeaveOnlyValidEntries) {
   const std::string cache = (dir.path() / "cache").string();
   std::string script;
   for (int p = 0; p < 8; ++p) {
-    script += "(rc=0; for i in 0 1 2 3 4 5 " + std::to_string(p % 6) + "; do TMEMJIT_CACHE_MAX_BYTES=30000 " +
-              tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) + " compile --cache-dir " +
-              tmemjit_test::shell_quote(cache) + " --spec " + tmemjit_test::shell_quote(dir.path().string()) +
-              "/spec$(( (i + " + std::to_string(p) + ") % 6 )).json >/dev/null 2>>" +
-              tmemjit_test::shell_quote(dir.path().string()) + "/err" + std::to_string(p) + " || rc=1; done; exit $rc) & ";
+    script += "(rc=0; for i in 0 1 2 3 4 5 " + std::to_string(p % 6) +
+              "; do TMEMJIT_CACHE_MAX_BYTES=30000 " + tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) +
+              " compile --cache-dir " + tmemjit_test::shell_quote(cache) + " --spec " +
+              tmemjit_test::shell_quote(dir.path().string()) + "/spec$(( (i + " +
+              std::to_string(p) + ") % 6 )).json >/dev/null 2>>" +
+              tmemjit_test::shell_quote(dir.path().string()) + "/err" + std::to_string(p) +
+              " || rc=1; done; exit $rc) & ";
   }
   script += "fail=0; for job in $(jobs -p); do wait $job || fail=1; done; exit $fail";
   const int status = std::system(("bash -c " + tmemjit_test::shell_quote(script)).c_str());
@@ -269,13 +272,15 @@ TEST(CliCache, KilledWritersLeaveNoCorruptEntry) {
   std::string script;
   for (int round = 0; round < 6; ++round) {
     for (int p = 0; p < 3; ++p) {
-      script += tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) + " compile --cache-dir " + tmemjit_test::shell_quote(cache) +
-                " --spec " + tmemjit_test::shell_quote(files[static_cast<size_t>((round + p) % 6)]) +
+      script += tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) + " compile --cache-dir " +
+                tmemjit_test::shell_quote(cache) + " --spec " +
+                tmemjit_test::shell_quote(files[static_cast<size_t>((round + p) % 6)]) +
                 " >/dev/null 2>&1 & pid" + std::to_string(p) + "=$!; ";
     }
     // Kill at 20 to 95 ms: a process loads in about 30 ms and compiles in 20-40, so the kills land
     // before, during and after the compile and the write.
-    script += "sleep 0.0" + std::to_string(20 + round * 15) + "; kill -9 $pid0 $pid1 $pid2 2>/dev/null; wait 2>/dev/null; ";
+    script += "sleep 0.0" + std::to_string(20 + round * 15) +
+              "; kill -9 $pid0 $pid1 $pid2 2>/dev/null; wait 2>/dev/null; ";
   }
   script += "exit 0";
   const int status = std::system(("bash -c " + tmemjit_test::shell_quote(script)).c_str());

@@ -1,8 +1,8 @@
 // tmemjit check / plan: the command contract of DESIGN.md §5 for transfer specs.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/cli_util.h"
 #include "common/spec_fixtures.h"
@@ -14,14 +14,15 @@ using tmemjit_test::run_cli;
 TEST(CliCheck, AcceptsTheSeedExamples) {
   for (const auto& spec : {tmemjit_test::seed_layout_b(true), tmemjit_test::seed_layout_b(false),
                            tmemjit_test::seed_pack(true), tmemjit_test::seed_split(false)}) {
-    auto r = spec.tmem2 ? run_cli("check", "--op", spec.op, "--scope", spec.scope, "--tmem", spec.tmem, "--regs",
-                                  spec.regs, "--tmem2", *spec.tmem2, "--imm", *spec.imm, "--json")
-                        : run_cli("check", "--op", spec.op, "--scope", spec.scope, "--tmem", spec.tmem, "--regs",
-                                  spec.regs, "--json");
+    auto r = spec.tmem2 ? run_cli("check", "--op", spec.op, "--scope", spec.scope, "--tmem",
+                                  spec.tmem, "--regs", spec.regs, "--tmem2", *spec.tmem2, "--imm",
+                                  *spec.imm, "--json")
+                        : run_cli("check", "--op", spec.op, "--scope", spec.scope, "--tmem",
+                                  spec.tmem, "--regs", spec.regs, "--json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
-    for (const char* key : {"ok", "op", "scope", "warps", "repeats", "instructions_per_warp", "regs_per_thread",
-                            "alloc_columns"})
+    for (const char* key : {"ok", "op", "scope", "warps", "repeats", "instructions_per_warp",
+                            "regs_per_thread", "alloc_columns"})
       EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_EQ(j["ok"], true);
     EXPECT_EQ(j["warps"], 4);
@@ -31,7 +32,8 @@ TEST(CliCheck, AcceptsTheSeedExamples) {
 TEST(CliCheck, RejectsAMutationWithExitOne) {
   auto spec = tmemjit_test::seed_layout_b(true);
   auto r = run_cli("check", "--op", spec.op, "--scope", spec.scope, "--tmem",
-                   "tensor((4,32,64), S[(4,32,64):(32@TLane,1@TLane,2@TCol)], f32)", "--regs", spec.regs);
+                   "tensor((4,32,64), S[(4,32,64):(32@TLane,1@TLane,2@TCol)], f32)", "--regs",
+                   spec.regs);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("error: placement:", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("tmem operand:"), std::string::npos) << r.err;
@@ -47,14 +49,16 @@ TEST(CliCheck, SpecFileAndPlan) {
   EXPECT_EQ(j["imm"], (16 << 16) + 8);
   EXPECT_EQ(j["steps"][0]["slots"].size(), 4u);
   auto text = run_cli("plan", "--spec", path);
-  EXPECT_NE(text.out.find("repeat (): lane offset 0, column 0, slots 0-3"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("repeat (): lane offset 0, column 0, slots 0-3"), std::string::npos)
+      << text.out;
 }
 
 TEST(CliCheck, UsageErrors) {
   EXPECT_EQ(run_cli("check", "--op", "tcgen05.ld.sync.aligned.32x32b.x1.b32").exit_code, 2);
   EXPECT_EQ(run_cli("check", "--spec", "/nonexistent/spec.json").exit_code, 2);
-  auto r = run_cli("check", "--op", "tcgen05.ld.sync.aligned.32x32b.x1.b32", "--scope", "warpgroup", "--tmem",
-                   "tensor((4,32,1), S[(4,32,1):(32@TLane,1@TLane,1@TCol]", "--regs", "x", "--json");
+  auto r = run_cli("check", "--op", "tcgen05.ld.sync.aligned.32x32b.x1.b32", "--scope", "warpgroup",
+                   "--tmem", "tensor((4,32,1), S[(4,32,1):(32@TLane,1@TLane,1@TCol]", "--regs", "x",
+                   "--json");
   EXPECT_EQ(r.exit_code, 1);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["ok"], false);

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/cli_util.h"
-#include "runtime/compile/backends.h"
 #include "common/elf.h"
 #include "common/spec_fixtures.h"
+#include "runtime/compile/backends.h"
 
 namespace {
 

@@ -14,7 +14,8 @@ namespace {
 using tmemjit_test::run_cli;
 
 std::vector<std::string> spec_args(const tmemjit_test::SpecText& text) {
-  std::vector<std::string> args = {"--op", text.op, "--scope", text.scope, "--tmem", text.tmem, "--regs", text.regs};
+  std::vector<std::string> args = {"--op",   text.op,   "--scope", text.scope,
+                                   "--tmem", text.tmem, "--regs",  text.regs};
   if (text.tmem2) args.insert(args.end(), {"--tmem2", *text.tmem2, "--imm", *text.imm});
   return args;
 }
@@ -52,7 +53,8 @@ TEST(CliDraw, AsciiFollowsTheNativeImageOf16x64b) {
 }
 
 TEST(CliDraw, SvgOfTheSeedLayoutBHasEveryCellOnce) {
-  const auto path = std::filesystem::temp_directory_path() / ("tmemjit_draw_" + std::to_string(::getpid()) + ".svg");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tmemjit_draw_" + std::to_string(::getpid()) + ".svg");
   std::vector<std::string> argv = {"draw"};
   for (auto& arg : spec_args(tmemjit_test::seed_layout_b(true))) argv.push_back(arg);
   argv.insert(argv.end(), {"-o", path.string()});
@@ -66,12 +68,17 @@ TEST(CliDraw, SvgOfTheSeedLayoutBHasEveryCellOnce) {
   ASSERT_TRUE(text.starts_with("<svg")) << text.substr(0, 80);
   // 128 lanes x 64 columns, one thread/slot label each, and as many lane,column labels.
   const std::regex tmem_label(">[0-9]+/[0-9]+<"), regs_label(">[0-9]+,[0-9]+<");
-  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), tmem_label), std::sregex_iterator()), 128 * 64);
-  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), regs_label), std::sregex_iterator()), 128 * 64);
+  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), tmem_label),
+                          std::sregex_iterator()),
+            128 * 64);
+  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), regs_label),
+                          std::sregex_iterator()),
+            128 * 64);
   EXPECT_NE(text.find(">127/63<"), std::string::npos);
   EXPECT_NE(text.find(">127,63<"), std::string::npos);
   // Four warps, four colors.
-  for (const char* color : {"#aec7e8", "#ffbb78", "#98df8a", "#ff9896"}) EXPECT_NE(text.find(color), std::string::npos);
+  for (const char* color : {"#aec7e8", "#ffbb78", "#98df8a", "#ff9896"})
+    EXPECT_NE(text.find(color), std::string::npos);
 }
 
 TEST(CliDraw, PackedCellsShowBothHalves) {

@@ -1,7 +1,7 @@
 // tmemjit describe / image: the command contract of DESIGN.md §5 for opcodes.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
