@@ -7,7 +7,7 @@ TMEMJIT_JOBS=${TMEMJIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 # Debian packages the build and the tests need (the CUDA toolkit is assumed installed).
 TMEMJIT_DEBIAN_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
-                         libxxhash-dev nlohmann-json3-dev python3)
+                         libxxhash-dev nlohmann-json3-dev python3 python3-dev python3-pip)
 
 tmemjit_log() { printf '[tmemjit] %s\n' "$*" >&2; }
 
@@ -61,6 +61,24 @@ tmemjit_install_nvptxcompiler() {
     tmemjit_log "could not install nvidia-nvptxcompiler==$version.*; the auto backend will use nvJitLink"
 }
 
+# The Python package (python/, CTest label `python`): nanobind and scikit-build-core build it,
+# pytest runs its tests. Where a GPU is visible, cuda.core too, so the cubin-loading test runs
+# instead of skipping. Failure only logs: configure then leaves the package out and says why.
+tmemjit_install_python_packages() {
+  local missing=() pair module pkg
+  for pair in nanobind:nanobind scikit_build_core:scikit-build-core pytest:pytest; do
+    module=${pair%%:*} pkg=${pair#*:}
+    python3 -c "import $module" 2>/dev/null || missing+=("$pkg")
+  done
+  if [ -e /dev/nvidia0 ] && ! python3 -c 'import cuda.core' 2>/dev/null; then
+    missing+=("cuda-core[cu13]")
+  fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  tmemjit_log "installing ${missing[*]} from PyPI for the Python package and its tests"
+  python3 -m pip install -q --disable-pip-version-check "${missing[@]}" >/dev/null 2>&1 ||
+    tmemjit_log "could not install ${missing[*]}; the Python package or its tests may be left out"
+}
+
 # The CuTe agreement tests (tests/cute, CTest label `cute`) compile against CUTLASS 4.2's headers,
 # which PyPI ships in the nvidia-cutlass wheel (cutlass_library/source/include). Skipped when
 # $TMEMJIT_CUTLASS_DIR names a checkout; failure only logs: the cute tests then skip with the reason.
@@ -79,6 +97,7 @@ tmemjit_setup() {
   tmemjit_install_nvdisasm
   tmemjit_install_nvptxcompiler
   tmemjit_install_cutlass
+  tmemjit_install_python_packages
 }
 
 tmemjit_configure_and_build() {
