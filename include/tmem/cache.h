@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <string>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // Counters since the process started or since reset_cache_stats(). Every cached lookup adds one
@@ -58,3 +60,4 @@ struct DiskCacheUsage {
 Result<DiskCacheUsage> disk_cache_usage();
 
 }  // namespace tmem
+TMEMJIT_API_END

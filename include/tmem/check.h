@@ -2,10 +2,12 @@
 // it.
 #pragma once
 
+#include "tmem/export.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
 #include "tmem/transfer.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // Applies every rule of DESIGN.md §3 (TCGEN05.md §5-7). On failure the Error (ErrorCode::kRule)
@@ -15,3 +17,4 @@ namespace tmem {
 Result<Plan> check(const TransferSpec& spec);
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -6,9 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // Which compiler turns the generated code into a cubin (DESIGN.md §4, docs/compile-backends.md).
@@ -60,3 +62,4 @@ struct CompiledModule {
 };
 
 }  // namespace tmem
+TMEMJIT_API_END

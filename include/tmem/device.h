@@ -4,8 +4,10 @@
 
 #include <string_view>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 enum class Device {
@@ -18,3 +20,4 @@ std::string_view to_string(Device device) noexcept;  // "auto", "gpu", "emu", "s
 Result<Device> parse_device(std::string_view text);  // names the allowed set on failure
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -6,6 +6,9 @@
 #include <span>
 #include <string_view>
 
+#include "tmem/export.h"
+
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 enum class DType : std::uint8_t { kB32, kF32, kU32, kS32, kB16, kF16, kBF16 };
@@ -28,3 +31,4 @@ std::string_view to_string(DType dtype) noexcept;
 std::optional<DType> parse_dtype(std::string_view text) noexcept;
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -5,8 +5,10 @@
 
 #include <array>
 
+#include "tmem/export.h"
 #include "tmem/opcode.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // Where register `reg` of lane `lane` lives in the register-word atom of one access.
@@ -49,3 +51,4 @@ int tmem_cells(const Opcode& op, int lane, int reg, std::array<TmemCell, 2>& cel
 LaneReg inverse_image(const Opcode& op, AtomCoord coord);
 
 }  // namespace tmem
+TMEMJIT_API_END

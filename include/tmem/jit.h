@@ -4,11 +4,13 @@
 #include <span>
 
 #include "tmem/compile.h"
+#include "tmem/export.h"
 #include "tmem/kernel.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/result.h"
 #include "tmem/transfer.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // The harness kernel `kind` of `spec`, compiled for options.target by options.backend and cached
@@ -38,3 +40,4 @@ Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options
               KernelKind kind = KernelKind::kRoundtrip);
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -6,9 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // A dim3 without CUDA headers.
@@ -55,3 +57,4 @@ class Kernel {
 };
 
 }  // namespace tmem
+TMEMJIT_API_END

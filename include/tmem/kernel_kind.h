@@ -4,8 +4,10 @@
 #include <span>
 #include <string_view>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // Every kind holds the whole tcgen05 lifecycle of TCGEN05.md §7 (alloc ... dealloc, relinquish).
@@ -21,3 +23,4 @@ std::string_view to_string(KernelKind kind) noexcept;  // "roundtrip", "store", 
 Result<KernelKind> parse_kernel_kind(std::string_view text);  // names the allowed set on failure
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -15,8 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // The named axes of TIRx. TLane/TCol are TMEM coordinates, m a register slot of one thread,
@@ -148,3 +150,4 @@ std::ostream& operator<<(std::ostream& os, const Layout& layout);
 std::ostream& operator<<(std::ostream& os, Axis axis);
 
 }  // namespace tmem
+TMEMJIT_API_END

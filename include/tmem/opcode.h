@@ -12,9 +12,11 @@
 #include <string>
 #include <string_view>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 enum class Direction { kLoad, kStore };
@@ -93,3 +95,4 @@ class Opcode {
 std::ostream& operator<<(std::ostream& os, const Opcode& opcode);
 
 }  // namespace tmem
+TMEMJIT_API_END

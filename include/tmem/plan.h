@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "tmem/export.h"
 #include "tmem/opcode.h"
 #include "tmem/transfer.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // One instruction per warp: repeat k of the transfer.
@@ -61,3 +63,4 @@ struct Plan {
 };
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -7,6 +7,9 @@
 #include <utility>
 #include <variant>
 
+#include "tmem/export.h"
+
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // What went wrong, coarse enough to pick an exit code and fine enough to test against.
@@ -92,3 +95,4 @@ class [[nodiscard]] Result {
 using Status = Result<std::monostate>;
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -20,10 +20,12 @@
 #include <vector>
 
 #include "tmem/device.h"
+#include "tmem/export.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
 #include "tmem/transfer.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 struct RunOptions {
@@ -86,3 +88,4 @@ Result<RunReport> run_transfer(const TransferSpec& spec, const Plan& plan,
                                const RunOptions& options = {});
 
 }  // namespace tmem
+TMEMJIT_API_END

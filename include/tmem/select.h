@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "tmem/export.h"
 #include "tmem/opcode.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
 #include "tmem/transfer.h"
 #include "tmem/view.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // One form that was tried, and what became of it.
@@ -44,3 +46,4 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
                          const View& regs);
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -5,8 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include "tmem/export.h"
 #include "tmem/result.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // A PTX ISA version, e.g. {8, 8} for ".version 8.8".
@@ -43,3 +45,4 @@ bool is_family_target(Target target) noexcept;
 bool runs_on(Target target, int cc) noexcept;
 
 }  // namespace tmem
+TMEMJIT_API_END

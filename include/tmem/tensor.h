@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "tmem/dtype.h"
+#include "tmem/export.h"
 #include "tmem/layout.h"
 #include "tmem/result.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 class Tensor {
@@ -66,3 +68,4 @@ Result<Tensor> wg_local_layout(std::int64_t cols, std::optional<std::int64_t> ro
                                DType dtype = DType::kF32);
 
 }  // namespace tmem
+TMEMJIT_API_END

@@ -8,10 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "tmem/export.h"
 #include "tmem/opcode.h"
 #include "tmem/result.h"
 #include "tmem/view.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 // Who issues the instruction (DESIGN.md §3): one statically chosen warp W, the four warps of a
@@ -156,3 +158,4 @@ class TransferSpec {
 std::ostream& operator<<(std::ostream& os, const TransferSpec& spec);
 
 }  // namespace tmem
+TMEMJIT_API_END

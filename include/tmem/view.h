@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "tmem/dtype.h"
+#include "tmem/export.h"
 #include "tmem/layout.h"
 #include "tmem/result.h"
 #include "tmem/tensor.h"
 
+TMEMJIT_API_BEGIN
 namespace tmem {
 
 class View;
@@ -130,3 +132,4 @@ class View {
 std::ostream& operator<<(std::ostream& os, const View& view);
 
 }  // namespace tmem
+TMEMJIT_API_END
