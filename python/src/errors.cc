@@ -3,6 +3,13 @@
 
 #include "bindings.h"
 
+// The rule an error breaks and its keyed details (Error::rule(), Error::detail_entries()) came
+// with tmem/rule.h; older libraries give the details as one text only.
+#if __has_include("tmem/rule.h")
+#include "tmem/rule.h"
+#define TMEMJIT_PY_HAVE_RULE 1
+#endif
+
 namespace tmemjit_py {
 namespace {
 
@@ -15,7 +22,17 @@ void set_python_error(const tmem::Error& error) {
   if (!instance.is_valid()) return;  // the call set its own exception (memory)
   instance.attr("code") = nb::str(tmem::to_string(error.code()));
   instance.attr("message") = nb::str(error.message().c_str(), error.message().size());
-  instance.attr("details") = nb::str(error.details().c_str(), error.details().size());
+  const std::string details = error.details();
+  instance.attr("details") = nb::str(details.c_str(), details.size());
+#ifdef TMEMJIT_PY_HAVE_RULE
+  if (error.rule() != tmem::Rule::kNone)
+    instance.attr("rule") = nb::str(tmem::to_string(error.rule()));
+  nb::list entries;
+  for (const tmem::ErrorDetail& entry : error.detail_entries())
+    entries.append(nb::make_tuple(nb::str(entry.key.c_str(), entry.key.size()),
+                                  nb::str(entry.text.c_str(), entry.text.size())));
+  instance.attr("detail_entries") = nb::tuple(entries);
+#endif
   PyErr_SetObject(error_type, instance.ptr());
 }
 
@@ -37,12 +54,17 @@ void bind_errors(nb::module_& m) {
       "\"internal\"\n"
       "        (docs/errors.md).\n"
       "    message: one sentence saying what is wrong (also str(error)).\n"
-      "    details: what helps fix it: the operand as text, a compiler log, the PTX; may be empty.",
+      "    details: what helps fix it: the operand as text, a compiler log, the PTX; may be "
+      "empty.\n"
+      "    rule: the rule it breaks (\"placement\", \"ownership\", ..., \"R3\"), else None.\n"
+      "    detail_entries: the details as (key, text) pairs: \"operand\", \"log\", \"ptx\", ...",
       PyExc_Exception, nullptr);
   if (!error_type) throw nb::python_error();
   // Attributes of an Error raised from Python code (tmemjit.Error("...")) default to these.
   PyObject_SetAttrString(error_type, "code", nb::str("internal").ptr());
   PyObject_SetAttrString(error_type, "details", nb::str("").ptr());
+  PyObject_SetAttrString(error_type, "rule", Py_None);
+  PyObject_SetAttrString(error_type, "detail_entries", nb::tuple().ptr());
   m.attr("Error") = nb::borrow(error_type);
 
   nb::register_exception_translator([](const std::exception_ptr& thrown, void*) {

@@ -20,7 +20,7 @@ def test_error_attributes():
     assert isinstance(error, Exception)
     assert error.code == "parse"
     assert error.message.startswith("at column") and str(error) == error.message
-    assert error.details == ""
+    assert isinstance(error.details, str)
 
 
 @pytest.mark.parametrize("code, call", [
@@ -96,3 +96,15 @@ def test_hostile_text_only_raises_errors():
                 parse(mutated)
             except tmemjit.Error as error:
                 assert error.code in ("parse", "layout", "limit", "opcode", "rule", "usage")
+
+
+def test_rule_and_keyed_details():
+    error = error_of(lambda: tmemjit.check(tmemjit.TransferSpec(
+        op="tcgen05.st.sync.aligned.32x32b.x64.b32", scope="cta:8",
+        tmem=seed_specs.LAYOUT_B_TMEM, regs=seed_specs.LAYOUT_B_REGS)))
+    if not error.detail_entries:
+        pytest.skip("this libtmemjit has no Error::rule() or keyed details (tmem/rule.h)")
+    assert error.rule == "shape"
+    assert all(isinstance(key, str) and isinstance(text, str) for key, text in error.detail_entries)
+    assert any("tmem_datapath_layout" in text for _, text in error.detail_entries)
+    assert error_of(lambda: tmemjit.View.parse("tensor((4,")).rule is None
