@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tmem/export.h"
 #include "tmem/result.h"
@@ -58,6 +59,12 @@ struct DiskCacheUsage {
 };
 // Error kUsage when the disk cache is off.
 Result<DiskCacheUsage> disk_cache_usage();
+
+// Which tier answered a cached compile (CompileReport::cache): compiled by this call, memory,
+// the disk cache, or the remote cache.
+enum class CacheSource { kCompiled, kMemory, kDisk, kRemote };
+// "miss", "memory", "disk", "remote" (the `cache` field of `tmemjit specialize --json`).
+std::string_view to_string(CacheSource source) noexcept;
 
 }  // namespace tmem
 TMEMJIT_API_END

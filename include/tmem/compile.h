@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tmem/cache.h"
 #include "tmem/export.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
@@ -59,6 +60,53 @@ struct CompiledModule {
   Target target = Target::kSm100a;
   double compile_ms = 0;   // wall time of the backend call
   std::string entry_name;  // NVRTC: the lowered name of the requested kernel; else empty
+};
+
+// True when libtmemjit was built with nvPTXCompiler (cmake/TmemjitNvPtxCompiler.cmake).
+bool nvptxcompiler_built_in() noexcept;
+
+// The backend that `backend` stands for: kAuto is kNvPtxCompiler when built in (whole-program code,
+// as compact as ptxas, in-process), else kNvJitLink. kNvJitLink (given or from kAuto) becomes
+// kPtxas when libnvJitLink cannot be loaded, with one warning on stderr per process; every other
+// backend is itself.
+Backend resolve_backend(Backend backend) noexcept;
+
+// Compiles PTX for options.target with resolve_backend(options.backend): kNvJitLink,
+// kNvPtxCompiler (in-process), kPtxas (subprocess) or kDriver (the driver's JIT; kDriver errors
+// where no driver exists). kNvrtc takes CUDA C++ (see compile_cuda) and is a kUsage error here.
+// "-c" in options.extra_options compiles relocatable code (nvPTXCompiler, ptxas). Not cached.
+// Every failure is Error(kToolchain, "<stage> failed: <reason>") -- kDriver for a missing driver --
+// whose details hold the backend, the options, the full compiler log and the PTX.
+Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options);
+
+// Compiles CUDA C++ with NVRTC straight to a cubin for options.target; options.backend is ignored
+// and the result says kNvrtc. `kernel_name`, when not empty, is registered as a name expression
+// and its lowered (mangled) name is returned in CompiledModule::entry_name. Not cached.
+Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::string& kernel_name,
+                                    const CompileOptions& options);
+
+// What one cached compile did (compile_transfer and compile_kernel with a report).
+struct CompileReport {
+  CacheSource cache = CacheSource::kCompiled;  // who answered (kCompiled: this call compiled)
+  bool cache_enabled = true;   // false: caching was off, so this call compiled uncached
+  Backend backend = Backend::kNvJitLink;  // the resolved backend of the final compile
+  double compile_ms = 0;       // wall time of the compile this call ran; 0 on a hit
+  std::string key;             // the cache key, 32 hex digits
+  std::string log;             // the compiler's log kept with the entry (also after a hit)
+  std::vector<std::string> warnings;  // e.g. a transfer the source never calls
+
+  // compile_kernel only.
+  CacheSource front_end_cache = CacheSource::kCompiled;  // where the source's front end came from
+  double front_end_ms = 0;     // NVRTC time of this call (0 when reused or for PTX sources)
+  std::string entry;           // the entry's name in the cubin (lowered for C++ names)
+  struct Transfer {
+    std::string name;
+    std::string op;
+    int regs_per_thread = 0;
+    int instructions_per_warp = 0;
+    int alloc_columns = 0;
+  };
+  std::vector<Transfer> transfers;
 };
 
 }  // namespace tmem

@@ -31,6 +31,17 @@ namespace tmem {
 // Thread-safe: concurrent calls for one key compile once, other keys compile in parallel.
 Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options = {},
                                 KernelKind kind = KernelKind::kRoundtrip);
+// The same, filling `report` (which may be null): which tier answered, the resolved backend, the
+// compile time, the cache key and the compiler's log. On an error the report still says where
+// the lookup went (a failed compile is kCompiled).
+Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
+                                KernelKind kind, CompileReport* report);
+
+// The PTX of the harness kernel `kind` of `spec` for `target`, exactly as compile_transfer
+// compiles it (check()ed first: its rule errors come back as they are). Target::kSm90 gives the
+// emulated kernel (TMEM in global memory, one more parameter; docs/emulation.md).
+Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind = KernelKind::kRoundtrip,
+                                 Target target = Target::kSm100a);
 
 // compile_transfer for every spec, on up to std::thread::hardware_concurrency() threads, for
 // precompiling at startup. Specs with one key (equal, or equal in meaning) compile once. Returns

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tmem/export.h"
 #include "tmem/result.h"
@@ -50,7 +51,26 @@ class Kernel {
   Status load() const;
   // Launches on config.stream. `args` follows cuLaunchKernel's kernelParams: one pointer to each
   // kernel parameter's value. Asynchronous: errors of the kernel itself show at the next sync.
+  // An emulated kernel (emulated()) first binds emulated TMEM for config.grid: one region per CTA,
+  // its status words cleared and its cells filled with garbage, as real TMEM after alloc.
   Status launch(const LaunchConfig& config, void** args) const;
+
+  // Code compiled elsewhere (nvcc, a previous run): `cubin` (also a fatbin or PTX the driver
+  // accepts) is copied; `entry` is the kernel's name in it as the driver knows it (the lowered
+  // name for C++ kernels). kUsage for an empty image or entry, or an ELF image without that entry
+  // (the message lists the entries found). Loads lazily like every Kernel.
+  static Result<Kernel> from_cubin(std::span<const char> cubin, std::string entry, Target target);
+
+  // Whether this kernel runs the emulated transfers of compile_kernel for Target::kSm90.
+  bool emulated() const noexcept;
+  // Emulated kernels: waits for the device (cuCtxSynchronize), then reads what the emulation
+  // recorded in the launches since the previous call. An access the hardware refuses (lanes
+  // outside the warp's lane slab, columns outside the allocation, a dealloc of another address)
+  // is a kRule error naming the instruction, the thread and the rule; a pattern the ISA leaves
+  // open and the emulation resolved (a warp-relative lane address: lane 0 or 16 from every warp,
+  // emulated in the warp's own slab) is one warning per instruction, naming the first thread.
+  // Other kernels: no warnings.
+  Result<std::vector<std::string>> emulation_check() const;
 
  private:
   std::shared_ptr<Impl> impl_;

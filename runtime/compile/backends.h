@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tmem/compile.h"
@@ -10,29 +11,26 @@
 
 namespace tmem {
 
-// True when libtmemjit was built with nvPTXCompiler (cmake/TmemjitNvPtxCompiler.cmake).
-bool nvptxcompiler_built_in() noexcept;
+// nvptxcompiler_built_in, resolve_backend, compile_ptx and compile_cuda are public: tmem/compile.h.
 
-// The backend that `backend` stands for: kAuto is kNvPtxCompiler when built in (whole-program code,
-// as compact as ptxas, in-process), else kNvJitLink. kNvJitLink (given or from kAuto) becomes
-// kPtxas when libnvJitLink cannot be loaded (runtime/cuda/nvjitlink.h), with one warning on stderr
-// per process; every other backend is itself. Cache keys and anything else that must name the
-// compiler use the resolved backend.
-Backend resolve_backend(Backend backend) noexcept;
-
-// Compiles PTX for options.target with resolve_backend(options.backend): kNvJitLink,
-// kNvPtxCompiler (in-process), kPtxas (subprocess) or kDriver (the driver's JIT; kDriver errors
-// where no driver exists). kNvrtc takes CUDA C++ (see compile_cuda) and is a kUsage error here.
-// Every failure is Error(kToolchain, "<stage> failed: <reason>") -- kDriver for a missing driver --
-// whose details hold the backend, the options, the full compiler log and the PTX.
-Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options);
-
-// Compiles CUDA C++ (e.g. a kernel around inline-asm tcgen05) with NVRTC straight to a cubin for
-// options.target; options.backend is ignored and the result says kNvrtc. `kernel_name`, when not
-// empty, is registered as a name expression and its lowered (mangled) name is returned in
-// CompiledModule::entry_name.
-Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::string& kernel_name,
-                                    const CompileOptions& options);
+// NVRTC's front end only: CUDA C++ to PTX for the virtual architecture of options.target
+// (compute_100a for sm_100a, compute_90 for the emulation target), with `nvrtc_options` after the
+// architecture and `headers` provided as named headers (name, text). Relocatable code (-rdc) when
+// `relocatable`. `program_name` is the file name the log's lines use. `name_expressions`, when not
+// empty, are registered and their lowered names returned in the same order. kToolchain with the
+// log on a compile error.
+struct CudaToPtx {
+  std::string ptx;
+  std::string log;
+  std::vector<std::string> lowered_names;
+  double compile_ms = 0;
+};
+Result<CudaToPtx> compile_cuda_to_ptx(const std::string& cuda_source,
+                                      const std::string& program_name,
+                                      const std::vector<std::pair<std::string, std::string>>& headers,
+                                      const std::vector<std::string>& nvrtc_options,
+                                      const std::vector<std::string>& name_expressions,
+                                      const CompileOptions& options, bool relocatable);
 
 // The exact option list a backend receives for `options` (without input and output files); for
 // kDriver the cuLinkCreate options as NAME=VALUE. kAuto is resolved first.
