@@ -101,12 +101,16 @@ ROUTES = [
     ("nvrtc", "CUDA C++ inline-asm twin through NVRTC (in-process)"),
     ("nvcc", "CUDA C++ twin through `nvcc -cubin` (subprocess)"),
     ("ptxas", "the synthesized PTX through a `ptxas` subprocess (the floor)"),
-    ("cute", "CuTe (CUTLASS) version through `nvcc -cubin`"),
+]
+# bench/cute_bench: the seed's Layout B written with CuTe, and libtmemjit's cold JIT in the same run.
+CUTE_ROUTES = [
+    ("nvcc", "CuTe (CUTLASS 4.2, `make_tmem_copy`) through `nvcc -cubin` (subprocess)"),
+    ("nvrtc", "CuTe (CUTLASS 4.2, `make_tmem_copy`) through NVRTC (in-process)"),
 ]
 SIZES = ["32x32b.x1", "32x32b.x4", "32x32b.x16", "32x32b.x64", "32x32b.x128"]
 
 
-def headline(jit, cache, warm):
+def headline(jit, cache, warm, cute=None):
     """The headline rows (what, libtmemjit, baseline, ratio, target, verdict) and the medians."""
     cold = {route: jit.median(f"ColdJit/{route}/seed") for route, _ in ROUTES}
     default = cold["default"]
@@ -134,6 +138,18 @@ def headline(jit, cache, warm):
     r_nvcc = ratio(cold["nvcc"], default)
     row("cold JIT: default route vs `nvcc -cubin`", fmt_time(default), fmt_time(cold["nvcc"]),
         fmt_ratio(r_nvcc) + " faster", "≥ 10×", None if r_nvcc is None else r_nvcc >= 10)
+    if cute is not None:
+        lib = cute.median("CuteCold/libtmemjit/seed")
+        for route, target in (("nvrtc", 100), ("nvcc", None)):
+            base = cute.median(f"CuteCold/{route}/seed")
+            what = f"cold JIT, seed Layout B: `compile_transfer` vs CuTe through {'NVRTC' if route == 'nvrtc' else '`nvcc -cubin`'}"
+            r = ratio(base, lib)
+            if base is None or lib is None:
+                row(what, fmt_time(lib), cute.error(f"CuteCold/{route}/seed") or "skipped: not run", "n/a",
+                    f"≥ {target}×" if target else "(report)", None)
+            else:
+                row(what, fmt_time(lib), fmt_time(base), fmt_ratio(r) + " faster",
+                    f"≥ {target}×" if target else "(report)", None if target is None else r >= target)
     h["r_ptxas"] = r_ptxas = ratio(default, cold["ptxas"])
     row("cold JIT: default route vs `ptxas` subprocess (floor)", fmt_time(default), fmt_time(cold["ptxas"]),
         fmt_ratio(r_ptxas) + " of the floor", "≤ 1.10×", None if r_ptxas is None else r_ptxas <= 1.10)
@@ -223,7 +239,8 @@ def main():
     check = Results(load(os.path.join(args.results, "check.json")))
     codegen = load(os.path.join(args.results, "codegen.json")) or {"cases": []}
 
-    head = headline(jit, cache, jit)
+    cute = Results(load(os.path.join(args.results, "cute.json")))
+    head = headline(jit, cache, jit, cute)
     rows, cold, default = head["rows"], head["cold"], head["default"]
     overhead, hit, hit2, floor = head["overhead"], head["hit"], head["hit2"], head["floor"]
     floor_text, disk_fresh, cold_fresh = head["floor_text"], head["disk_fresh"], head["cold_fresh"]
@@ -239,14 +256,24 @@ def main():
     # Cold JIT by route and size.
     route_table = "| route | seed Layout B | " + " | ".join(SIZES) + " | samples |\n|---|" + "---|" * (len(SIZES) + 2) + "\n"
     for route, label in ROUTES:
-        err = jit.error(f"ColdJit/{route}/seed")
-        if route == "cute" and (err or cold[route] is None):
-            route_table += f"| {label} | {err or 'skipped: not run'} |" + " |" * len(SIZES) + " |\n"
-            continue
         cells = [fmt_time(cold[route])]
         for size in SIZES:
-            cells.append(fmt_time(jit.median(f"ColdJit/{route}/{size}")) if route not in ("compile_transfer", "cute") else "—")
+            cells.append(fmt_time(jit.median(f"ColdJit/{route}/{size}")) if route != "compile_transfer" else "—")
         route_table += f"| {label} | " + " | ".join(cells) + f" | {jit.samples(f'ColdJit/{route}/seed')} |\n"
+    for route, label in CUTE_ROUTES:
+        name = f"CuteCold/{route}/seed"
+        if cute.median(name) is None:
+            route_table += f"| {label} | {cute.error(name) or 'skipped: not run'} |" + " |" * len(SIZES) + " |\n"
+        else:
+            route_table += (f"| {label} | {fmt_time(cute.median(name))} |" + " — |" * len(SIZES) +
+                            f" {cute.samples(name)} |\n")
+    cute_lib = cute.median("CuteCold/libtmemjit/seed")
+    cute_note = "" if cute_lib is None else (
+        f"The CuTe rows come from `bench/cute_bench` (the seed's Layout B round trip written with CuTe's "
+        f"`make_tmem_copy`, `partition_S/D` and `copy`; `-DNDEBUG`, `sm_100a`, NVRTC with `-default-device`), "
+        f"which times libtmemjit's `compile_transfer` with the cache off in the same run: {fmt_time(cute_lib)} "
+        f"({cute.samples('CuteCold/libtmemjit/seed')} samples). Both sides issue the same STTM/LDTM "
+        f"(`docs/cute-agreement.md`).\n")
 
     parts = [("parse the spec text", "Overhead/parse"), ("check + plan", "Overhead/check_plan"),
              ("build the kernel IR + print PTX", "Overhead/build_print"), ("all four, end to end", "Overhead/total")]
@@ -328,7 +355,7 @@ def main():
         left.tick_params(axis="x", rotation=20)
         regs = [1, 4, 16, 64, 128]
         for route, _ in ROUTES:
-            if route in ("compile_transfer", "cute"):
+            if route == "compile_transfer":
                 continue
             ys = [jit.median(f"ColdJit/{route}/{size}") for size in SIZES]
             pts = [(x, y * 1e3) for x, y in zip(regs, ys) if y is not None]
@@ -407,6 +434,7 @@ back. The sizes are warpgroup identity round trips of `tcgen05.st/ld.32x32b.xN` 
 Benchmarks run with `--benchmark_enable_random_interleaving`, so load drifts hit every route alike.
 
 {route_table}
+{cute_note}
 The `compile_transfer` row cannot be renamed (its entry is always `tmem_roundtrip`); it agrees with the
 renamed default row because nvPTXCompiler keeps no cross-process cache.
 
