@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "runtime/descriptor/parser.h"
-#include "runtime/support/fnv.h"
+#include "runtime/support/hash.h"
 
 namespace tmem {
 namespace {
@@ -225,8 +225,8 @@ std::string Layout::to_string() const {
 }
 
 std::uint64_t Layout::hash() const noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](std::uint64_t word) { detail::fnv1a_mix(h, word); };
+  WordHasher hasher(0x4c61796f7574ull);  // "Layout"
+  auto mix = [&hasher](std::uint64_t word) { hasher.add(word); };
   auto mix_iters = [&](const std::vector<Iter>& iters) {
     mix(iters.size());
     for (const Iter& iter : iters) {
@@ -242,7 +242,7 @@ std::uint64_t Layout::hash() const noexcept {
     mix(static_cast<std::uint64_t>(offset.axis));
     mix(static_cast<std::uint64_t>(offset.value));
   }
-  return h;
+  return hasher.finish();
 }
 
 std::ostream& operator<<(std::ostream& os, const Layout& layout) {

@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "runtime/support/fnv.h"
+#include "runtime/support/hash.h"
 
 namespace tmem {
 namespace {
@@ -46,12 +46,13 @@ std::string Tensor::to_string() const {
 }
 
 std::uint64_t Tensor::hash() const noexcept {
-  std::uint64_t h = layout_.hash() ^ 0x9e3779b97f4a7c15ull;
-  auto mix = [&h](std::uint64_t word) { detail::fnv1a_mix(h, word); };
+  WordHasher hasher(0x54656e736f72ull);  // "Tensor"
+  auto mix = [&hasher](std::uint64_t word) { hasher.add(word); };
+  mix(layout_.hash());
   mix(shape_.size());
   for (std::int64_t extent : shape_) mix(static_cast<std::uint64_t>(extent));
   mix(static_cast<std::uint64_t>(dtype_));
-  return h;
+  return hasher.finish();
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "runtime/descriptor/parser.h"
-#include "runtime/support/fnv.h"
+#include "runtime/support/hash.h"
 
 namespace tmem {
 namespace {
@@ -98,9 +98,10 @@ struct Pattern {
 // the source text, 0 when it comes from the C++ API.
 Result<Pattern> parse_pattern(std::string_view text, int column0) {
   auto fail = [&](size_t pos, const std::string& what) -> Error {
-    if (column0 > 0)
-      return Error(ErrorCode::kParse,
-                   "at column " + std::to_string(column0 + static_cast<int>(pos)) + ": " + what);
+    if (column0 > 0) {
+      const std::string column = std::to_string(column0 + static_cast<int>(pos));
+      return Error(ErrorCode::kParse, "at column " + column + ": " + what, {{"column", column}});
+    }
     return Error(ErrorCode::kParse, "rearrange pattern \"" + std::string(text) +
                                         "\" at character " + std::to_string(pos + 1) + ": " + what);
   };
@@ -457,8 +458,9 @@ Result<std::vector<PhysCoord>> View::apply(std::span<const std::int64_t> coord) 
 }
 
 std::uint64_t View::hash() const noexcept {
-  std::uint64_t h = base_.hash() ^ 0x5bd1e9955bd1e995ull;
-  auto mix = [&h](std::uint64_t word) { detail::fnv1a_mix(h, word); };
+  WordHasher hasher(0x56696577ull);  // "View"
+  auto mix = [&hasher](std::uint64_t word) { hasher.add(word); };
+  mix(base_.hash());
   mix(shape_.size());
   for (std::int64_t extent : shape_) mix(static_cast<std::uint64_t>(extent));
   mix(static_cast<std::uint64_t>(offset_));
@@ -469,7 +471,7 @@ std::uint64_t View::hash() const noexcept {
       mix(static_cast<std::uint64_t>(digit.stride));
     }
   }
-  return h;
+  return hasher.finish();
 }
 
 std::ostream& operator<<(std::ostream& os, const View& view) { return os << view.to_string(); }

@@ -136,4 +136,20 @@ Key128 KeyBuilder::finish() const noexcept {
   return Key128{digest.low64, digest.high64};
 }
 
+WordHasher::WordHasher(uint64_t seed) noexcept {
+  new (state_) XXH3_state_t;
+  XXH3_INITSTATE(state(state_));
+  XXH3_64bits_reset_withSeed(state(state_), seed);
+}
+
+void WordHasher::add(uint64_t word) noexcept {
+  unsigned char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(word >> (8 * i));
+  XXH3_64bits_update(state(state_), bytes, sizeof bytes);
+}
+
+uint64_t WordHasher::finish() const noexcept {
+  return XXH3_64bits_digest(state(state_));
+}
+
 }  // namespace tmem

@@ -60,4 +60,20 @@ class KeyBuilder {
   alignas(64) unsigned char state_[640];
 };
 
+// The stable 64-bit hash of a descriptor value type (Layout::hash, Tensor::hash, View::hash):
+// XXH3-64 of a sequence of 64-bit words, each fed little-endian, so hashes match across runs and
+// platforms.
+class WordHasher {
+ public:
+  explicit WordHasher(uint64_t seed) noexcept;
+  WordHasher(const WordHasher&) = delete;
+  WordHasher& operator=(const WordHasher&) = delete;
+
+  void add(uint64_t word) noexcept;
+  uint64_t finish() const noexcept;
+
+ private:
+  alignas(64) unsigned char state_[640];  // an XXH3_state_t, as in KeyBuilder
+};
+
 }  // namespace tmem

@@ -2,10 +2,13 @@
 #include "runtime/support/subprocess.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +20,18 @@ extern char** environ;
 
 namespace tmem {
 
-Result<ProcessOutput> run_process(const std::vector<std::string>& argv) {
+std::chrono::milliseconds default_process_timeout() {
+  if (const char* text = std::getenv("TMEMJIT_SUBPROCESS_TIMEOUT_S"); text != nullptr) {
+    char* end = nullptr;
+    const double seconds = std::strtod(text, &end);
+    if (end != text && *end == '\0' && seconds > 0 && seconds < 1e6)
+      return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+  }
+  return std::chrono::seconds(300);
+}
+
+Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout) {
   if (argv.empty()) return Error(ErrorCode::kInternal, "run_process needs a program");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
@@ -31,9 +45,15 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Its own process group, so a timeout kills whatever it started too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
@@ -41,7 +61,19 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv) {
   }
   ProcessOutput result;
   char buffer[4096];
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
   for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd readable{fds[0], POLLIN, 0};
+    const int ready = poll(&readable, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     const ssize_t n = read(fds[0], buffer, sizeof buffer);
     if (n > 0) {
       result.output.append(buffer, static_cast<size_t>(n));
@@ -50,9 +82,27 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv) {
     }
   }
   close(fds[0]);
+  if (timed_out) kill(-pid, SIGKILL);
+  // The output is closed; the program may still run (it closed its stdout, or the deadline passed).
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, timed_out ? 0 : WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (done == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        kill(-pid, SIGKILL);
+      } else {
+        usleep(1000);
+      }
+    }
   }
+  if (timed_out)
+    return Error(ErrorCode::kToolchain,
+                 argv[0] + " did not finish within " + std::to_string(timeout.count()) +
+                     " ms and was killed",
+                 {{"output", result.output},
+                  {"note", "set TMEMJIT_SUBPROCESS_TIMEOUT_S to allow more time"}});
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }

@@ -2,6 +2,7 @@
 // files.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,15 @@ struct ProcessOutput {
   std::string output;  // stdout and stderr, interleaved as written
 };
 
+// How long a helper program may run before it is killed: $TMEMJIT_SUBPROCESS_TIMEOUT_S seconds
+// when set to a positive number, else 300 s (a hung ptxas must not hang its caller).
+std::chrono::milliseconds default_process_timeout();
+
 // Runs argv[0] (a path, or a name looked up in PATH) with the arguments, waits for it and returns
-// its exit code and output. Only a failure to start it is an Error (kToolchain, naming the
-// program).
-Result<ProcessOutput> run_process(const std::vector<std::string>& argv);
+// its exit code and output. A failure to start it is an Error (kToolchain, naming the program),
+// and so is running past `timeout`: then the program and its process group are killed.
+Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout = default_process_timeout());
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its files on destruction.
 class ScratchDir {

@@ -99,3 +99,27 @@ TEST(Key128, BytesRoundTrip) {
 
 }  // namespace
 }  // namespace tmem
+
+namespace tmem {
+namespace {
+
+uint64_t hash_words(uint64_t seed, std::initializer_list<uint64_t> words) {
+  WordHasher hasher(seed);
+  for (uint64_t word : words) hasher.add(word);
+  return hasher.finish();
+}
+
+TEST(WordHasher, EqualWordsGiveEqualHashes) {
+  EXPECT_EQ(hash_words(1, {1, 2, 3}), hash_words(1, {1, 2, 3}));
+}
+
+TEST(WordHasher, OrderSeedAndEveryBitCount) {
+  const uint64_t base = hash_words(1, {1, 2, 3});
+  EXPECT_NE(base, hash_words(1, {3, 2, 1}));
+  EXPECT_NE(base, hash_words(2, {1, 2, 3}));
+  EXPECT_NE(base, hash_words(1, {1, 2, 3 | (uint64_t{1} << 63)}));
+  EXPECT_NE(base, hash_words(1, {1, 2}));
+}
+
+}  // namespace
+}  // namespace tmem
