@@ -3,11 +3,14 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "tmem/export.h"
+#include "tmem/rule.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -31,25 +34,72 @@ enum class ErrorCode {
 // Stable lower-case name of an error code ("parse", "rule", ...), used in JSON and messages.
 const char* to_string(ErrorCode code) noexcept;
 
-// A user-facing error: `message` is one sentence (lower-case, no final period); `details` holds
-// what helps fix it (the operand as text, a compiler log, the PTX).
+// Why a kDriver or kTarget error happened, for callers that act on it (skip a test, fall back
+// to emulation) without reading the message.
+enum class DeviceFault {
+  kNone,                    // not about the device (or a load/launch failure)
+  kNoDriver,                // libcuda.so.1 could not be loaded
+  kNoDevice,                // the driver loaded but reports no CUDA device
+  kWrongComputeCapability,  // the device cannot run the code's target
+};
+
+// One entry of an error's details, keyed by what it holds. Keys in use: "operand" (the operand
+// as text), "tmem" / "regs" (which operand failed), "column" (1-based column of a parse error,
+// for tools; its message says it too), "backend", "options", "log", "ptx", "cuda source", "output"
+// (a helper program's), "note" (free text).
+struct ErrorDetail {
+  std::string key;
+  std::string text;
+  friend bool operator==(const ErrorDetail&, const ErrorDetail&) = default;
+};
+
+// A user-facing error: `message` is one sentence (lower-case, no final period); the details hold
+// what helps fix it (the operand as text, a compiler log, the options, the PTX), each keyed.
 class Error : public std::exception {
  public:
-  Error(ErrorCode code, std::string message, std::string details = {})
-      : code_(code), message_(std::move(message)), details_(std::move(details)) {}
+  // `details`, when not empty, becomes one entry keyed "note".
+  Error(ErrorCode code, std::string message, std::string details = {});
+  Error(ErrorCode code, std::string message, std::vector<ErrorDetail> details);
 
   ErrorCode code() const noexcept { return code_; }
   const std::string& message() const noexcept { return message_; }
-  const std::string& details() const noexcept { return details_; }
   const char* what() const noexcept override { return message_.c_str(); }
 
+  // Every entry, in the order added.
+  const std::vector<ErrorDetail>& detail_entries() const noexcept { return details_; }
+  // The text of the first entry keyed `key`; empty when there is none.
+  std::string_view detail(std::string_view key) const noexcept;
+  bool has_detail(std::string_view key) const noexcept;
+  // Adds an entry (returns *this for chaining).
+  Error& add_detail(std::string key, std::string text);
+
+  // The rule the error breaks (tmem/rule.h): a DESIGN.md §3 rule for check's kRule errors, a
+  // TCGEN05.md id for opcode, target and simulator errors; Rule::kNone for anything else.
+  Rule rule() const noexcept { return rule_; }
+  Error& set_rule(Rule rule) noexcept {
+    rule_ = rule;
+    return *this;
+  }
+
+  DeviceFault device_fault() const noexcept { return device_fault_; }
+  Error& set_device_fault(DeviceFault fault) noexcept {
+    device_fault_ = fault;
+    return *this;
+  }
+
+  // The details as text, one entry after the other: "key: text" (a "note" without its key, a
+  // multi-line text under a "key:" line; "column" left out, the message has it). Empty when
+  // there are none.
+  std::string details() const;
   // The message followed by the details on their own lines.
   std::string full_text() const;
 
  private:
   ErrorCode code_;
   std::string message_;
-  std::string details_;
+  std::vector<ErrorDetail> details_;
+  DeviceFault device_fault_ = DeviceFault::kNone;
+  Rule rule_ = Rule::kNone;
 };
 
 // A value or an Error, in the spirit of llvm::Expected. value() throws the Error when empty.

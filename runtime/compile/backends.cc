@@ -41,14 +41,12 @@ std::string join(const std::vector<std::string>& parts) {
 }
 
 // The details of every compile error: what ran, with which options, what it said, and the input.
-std::string failure_details(Backend backend, const std::vector<std::string>& options,
-                            const std::string& log, const std::string& input) {
-  std::string details = "backend: " + std::string(to_string(backend)) + "\n";
-  details += "options: " + join(options) + "\n";
-  details += "log:\n" + (log.empty() ? std::string("(empty)\n") : log);
-  if (!details.empty() && details.back() != '\n') details += '\n';
-  details += (backend == Backend::kNvrtc ? "cuda source:\n" : "ptx:\n") + input;
-  return details;
+std::vector<ErrorDetail> failure_details(Backend backend, const std::vector<std::string>& options,
+                                         const std::string& log, const std::string& input) {
+  return {{"backend", std::string(to_string(backend))},
+          {"options", join(options)},
+          {"log", log.empty() ? std::string("(empty)\n") : log},
+          {backend == Backend::kNvrtc ? "cuda source" : "ptx", input}};
 }
 
 // The first line of a log that mentions an error, to make the one-line message useful.
@@ -596,6 +594,70 @@ Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::s
   module.target = options.target;
   if (auto kept = keeper.finish(module.log, module.cubin); !kept) return std::move(kept).error();
   return module;
+}
+
+Result<CudaToPtx> compile_cuda_to_ptx(
+    const std::string& cuda_source, const std::string& program_name,
+    const std::vector<std::pair<std::string, std::string>>& headers,
+    const std::vector<std::string>& nvrtc_options,
+    const std::vector<std::string>& name_expressions, const CompileOptions& options,
+    bool relocatable) {
+  if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  std::string arch(to_string(options.target));
+  if (arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch};
+  if (relocatable) opts.push_back("--relocatable-device-code=true");
+  if (options.line_info) opts.push_back("--generate-line-info");
+  opts.insert(opts.end(), nvrtc_options.begin(), nvrtc_options.end());
+  auto fail = [&](const std::string& stage, const std::string& reason,
+                  const std::string& log) -> Error {
+    return toolchain_error(stage, reason, Backend::kNvrtc, opts, log, cuda_source);
+  };
+  Result<const nvrtc::Api*> loaded = nvrtc::api();
+  if (!loaded) return fail("nvrtc", loaded.error().message(), "");
+  const nvrtc::Api& api = **loaded;
+  const auto start = Clock::now();
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& [name, text] : headers) {
+    header_names.push_back(name.c_str());
+    header_texts.push_back(text.c_str());
+  }
+  std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{}, ProgramDeleter{&api});
+  nvrtcResult r = api.create_program(program.get(), cuda_source.c_str(), program_name.c_str(),
+                                     static_cast<int>(headers.size()), header_texts.data(),
+                                     header_names.data());
+  if (r != NVRTC_SUCCESS) {
+    *program = nullptr;
+    return fail("nvrtc create", api.get_error_string(r), "");
+  }
+  for (const std::string& expression : name_expressions) {
+    r = api.add_name_expression(*program, expression.c_str());
+    if (r != NVRTC_SUCCESS) return fail("nvrtc add name", api.get_error_string(r), "");
+  }
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  r = api.compile_program(*program, static_cast<int>(argv.size()), argv.data());
+  CudaToPtx out;
+  out.log = nvrtc_log(api, *program);
+  if (r != NVRTC_SUCCESS) return fail("nvrtc compile", api.get_error_string(r), out.log);
+  size_t size = 0;
+  r = api.get_ptx_size(*program, &size);
+  if (r != NVRTC_SUCCESS || size == 0)
+    return fail("nvrtc get ptx", r != NVRTC_SUCCESS ? api.get_error_string(r) : "no ptx", out.log);
+  out.ptx.resize(size);
+  r = api.get_ptx(*program, out.ptx.data());
+  if (r != NVRTC_SUCCESS) return fail("nvrtc get ptx", api.get_error_string(r), out.log);
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  for (const std::string& expression : name_expressions) {
+    const char* lowered = nullptr;
+    r = api.get_lowered_name(*program, expression.c_str(), &lowered);
+    if (r != NVRTC_SUCCESS || lowered == nullptr)
+      return fail("nvrtc lowered name", "'" + expression + "' is not a __global__ function",
+                  out.log);
+    out.lowered_names.emplace_back(lowered);
+  }
+  out.compile_ms = ms_since(start);
+  return out;
 }
 
 const ToolchainVersions& toolchain_versions() {

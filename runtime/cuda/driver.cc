@@ -108,6 +108,7 @@ void open_driver(Driver& driver) {
                              (why != nullptr ? why : "unknown reason") + ")",
                          "loading and launching kernels needs the NVIDIA driver; checking, "
                          "compiling and caching work without it");
+    driver.error->set_device_fault(DeviceFault::kNoDriver);
     return;
   }
   Api& api = driver.api;
@@ -166,6 +167,7 @@ void open_driver(Driver& driver) {
   }
   if (CUresult result = api.init(0); result != CUDA_SUCCESS) {
     driver.error = call_error(api, "cuInit", result);
+    if (result == CUDA_ERROR_NO_DEVICE) driver.error->set_device_fault(DeviceFault::kNoDevice);
     return;
   }
   if (CUresult result = api.driver_get_version(&driver.version); result != CUDA_SUCCESS)
@@ -236,7 +238,8 @@ Status check_cc(Driver& driver, Target target, int ordinal) {
   return Error(ErrorCode::kTarget, "cubin for " + target_name + " cannot load on device " +
                                        std::to_string(ordinal) + " (" + name +
                                        ", compute capability " + cc_to_string(*cc) + "); " +
-                                       target_name + " needs " + needs_text(target));
+                                       target_name + " needs " + needs_text(target))
+      .set_device_fault(DeviceFault::kWrongComputeCapability);
 }
 
 Result<CUjit_target> jit_target(Target target) {
@@ -507,6 +510,59 @@ Status DeviceBuffer::fill(unsigned char value) {
                  (*opened)->api.memset_d8(static_cast<CUdeviceptr>(address_), value, bytes_)))
     return *error;
   return std::monostate{};
+}
+
+// --- device memory by address (the emulation of users' kernels) ------------------------------
+
+Status copy_to_device(uint64_t address, const void* host, size_t bytes) {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  if (auto error = failed(**opened, "cuMemcpyHtoD",
+                          (*opened)->api.memcpy_htod(static_cast<CUdeviceptr>(address), host, bytes)))
+    return *error;
+  return std::monostate{};
+}
+
+Status copy_from_device(void* host, uint64_t address, size_t bytes) {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  if (auto error = failed(**opened, "cuMemcpyDtoH",
+                          (*opened)->api.memcpy_dtoh(host, static_cast<CUdeviceptr>(address), bytes)))
+    return *error;
+  return std::monostate{};
+}
+
+Status fill_device(uint64_t address, unsigned char value, size_t bytes) {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  if (auto error = failed(**opened, "cuMemsetD8",
+                          (*opened)->api.memset_d8(static_cast<CUdeviceptr>(address), value, bytes)))
+    return *error;
+  return std::monostate{};
+}
+
+Result<std::pair<uint64_t, size_t>> LoadedLibrary::global(const std::string& name) const {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  if (library_ == nullptr) return Error(ErrorCode::kUsage, "global lookup in an unloaded library");
+  // Resolved on first use, not with the calls every process needs: only emulated user kernels
+  // ask for a global.
+  using GetGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUlibrary, const char*);
+  static const GetGlobal get_global = [] {
+    void* symbol = ::dlsym(the_driver().handle, "cuLibraryGetGlobal");
+    return reinterpret_cast<GetGlobal>(symbol);
+  }();
+  if (get_global == nullptr)
+    return Error(ErrorCode::kDriver, "CUDA driver too old: libcuda.so.1 has no cuLibraryGetGlobal");
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  const CUresult result =
+      get_global(&address, &bytes, static_cast<CUlibrary>(library_), name.c_str());
+  if (result != CUDA_SUCCESS) {
+    Error error = call_error((*opened)->api, "cuLibraryGetGlobal", result);
+    return Error(ErrorCode::kDriver, error.message() + " (global '" + name + "')");
+  }
+  return std::pair<uint64_t, size_t>{static_cast<uint64_t>(address), bytes};
 }
 
 // --- driver JIT ------------------------------------------------------------------------------

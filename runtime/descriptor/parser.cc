@@ -27,12 +27,13 @@ Result<View> parse_view(std::string_view text) { return DescriptorParser(text).v
 
 bool DescriptorParser::fail(size_t pos, std::string message, ErrorCode code) {
   error_ = Error(code, "at column " + std::to_string(pos + 1) + ": " + std::move(message));
+  error_->add_detail("column", std::to_string(pos + 1));
   return false;
 }
 
 bool DescriptorParser::fail_with(size_t pos, const Error& error) {
   // Pattern errors from rearrange already carry their own column.
-  if (error.message().rfind("at column ", 0) == 0) {
+  if (error.has_detail("column")) {
     error_ = error;
     return false;
   }

@@ -61,7 +61,9 @@ Result<driver::DeviceInfo> current_device_info() {
   if (Status ok = driver::ensure_driver(); !ok) return std::move(ok).error();
   auto count = driver::device_count();
   if (!count) return std::move(count).error();
-  if (*count == 0) return Error(ErrorCode::kDriver, "no CUDA device: the driver reports 0 devices");
+  if (*count == 0)
+    return Error(ErrorCode::kDriver, "no CUDA device: the driver reports 0 devices")
+        .set_device_fault(DeviceFault::kNoDevice);
   auto ordinal = driver::current_device();
   if (!ordinal) return std::move(ordinal).error();
   return driver::device_info(*ordinal);

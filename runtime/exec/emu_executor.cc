@@ -22,7 +22,8 @@ Status needs_emulation_device(const driver::DeviceInfo& info) {
                "needs compute capability 9.0 or later, found " +
                    driver::cc_to_string(info.compute_capability),
                "device " + std::to_string(info.ordinal) + " (" + info.name +
-                   "); the emulation is compiled for sm_90");
+                   "); the emulation is compiled for sm_90")
+      .set_device_fault(DeviceFault::kWrongComputeCapability);
 }
 
 class EmuExecutor final : public Executor {

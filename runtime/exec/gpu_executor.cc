@@ -20,7 +20,8 @@ Result<Target> target_for(const driver::DeviceInfo& info) {
       "device " + std::to_string(info.ordinal) + " (" + info.name +
           ") has no tcgen05; tcgen05 targets: sm_100a and sm_100f (10.0), sm_103a and sm_103f "
           "(10.3), sm_110a and sm_110f (11.0); `tmemjit run --device emu` runs the emulation on "
-          "any GPU of compute capability 9.0 or later");
+          "any GPU of compute capability 9.0 or later")
+      .set_device_fault(DeviceFault::kWrongComputeCapability);
 }
 
 class GpuExecutor final : public Executor {

@@ -23,12 +23,10 @@ inline ExecutorOrReason make_for_suite(tmem::Device device) {
     return out;
   }
   const tmem::Error& e = made.error();
-  if (e.code() == tmem::ErrorCode::kDriver && e.message().rfind("no CUDA driver", 0) == 0)
+  if (e.device_fault() == tmem::DeviceFault::kNoDriver)
     out.skip = "no CUDA driver (libcuda.so.1) on this machine";
-  else if (e.code() == tmem::ErrorCode::kDriver && e.message().rfind("no CUDA device", 0) == 0)
-    out.skip = e.message();
-  else if (e.code() == tmem::ErrorCode::kTarget &&
-           e.message().rfind("needs compute capability", 0) == 0)
+  else if (e.device_fault() == tmem::DeviceFault::kNoDevice ||
+           e.device_fault() == tmem::DeviceFault::kWrongComputeCapability)
     out.skip = e.message();
   else
     out.failure = e.full_text();
