@@ -1,12 +1,22 @@
-// The embeddable .func form of a Plan: parameters in, the plan's st or ld, the wait, results out.
+// The embeddable forms of a Plan: the .func (PTX IR), the CUDA C++ functions (inline asm, or the
+// sm_90 emulation), NAME_coord's index map and compile_kernel's front-end declarations.
 #include "kernels/device_function.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
+#include <set>
+#include <sstream>
 
+#include "kernels/emulation_kernels.h"
 #include "kernels/plan_code.h"
+#include "runtime/descriptor/owner.h"
+#include "tmem/check.h"
+#include "tmem/image.h"
 
 namespace tmem::kernels {
+namespace {
 
 using ptx::Function;
 using ptx::Instruction;
@@ -15,15 +25,272 @@ using ptx::Reg;
 using ptx::RegClass;
 using ptx::Type;
 
-std::string device_function_name() { return "tmem_transfer"; }
+// Bits needed to number `count` values (0 for 1).
+int bits_for(int count) {
+  int bits = 0;
+  while ((1 << bits) < count) ++bits;
+  return bits;
+}
 
-Result<ptx::Module> build_device_function(const Plan& plan, Target target) {
-  if (plan.repeats.empty() || plan.regs_per_thread < 1)
-    return Error(ErrorCode::kInternal, "build_device_function: the plan has no instructions");
+// The runs of bits whose weights double: a bit field times its lowest weight.
+struct BitRun {
+  int first = 0;
+  int count = 0;
+  std::int64_t weight = 0;
+};
+std::vector<BitRun> bit_runs(const std::vector<std::int64_t>& weights) {
+  std::vector<BitRun> runs;
+  for (size_t b = 0; b < weights.size();) {
+    if (weights[b] == 0) {
+      ++b;
+      continue;
+    }
+    size_t end = b + 1;
+    while (end < weights.size() && weights[end] == 2 * weights[end - 1]) ++end;
+    runs.push_back({static_cast<int>(b), static_cast<int>(end - b), weights[b]});
+    b = end;
+  }
+  return runs;
+}
+
+// C++ text of sum over runs of ((var >> first) & mask) * weight, as int.
+std::string cuda_terms(const std::string& var, const std::vector<std::int64_t>& weights) {
+  std::string text;
+  for (const BitRun& run : bit_runs(weights)) {
+    std::string field = var;
+    if (run.first) field = "(" + var + " >> " + std::to_string(run.first) + "u)";
+    field = "static_cast<int>(" + field + " & " + std::to_string((1u << run.count) - 1) + "u)";
+    if (run.weight != 1) field += " * " + std::to_string(run.weight);
+    text += " + " + field;
+  }
+  return text;
+}
+
+std::string u32(std::int64_t value) {
+  return std::to_string(static_cast<std::uint32_t>(static_cast<std::uint64_t>(value))) + "u";
+}
+
+// The C++ keywords (and alternative tokens) a name may not be.
+bool is_cpp_keyword(std::string_view name) {
+  static const std::set<std::string_view> kKeywords = {
+      "alignas",       "alignof",     "and",
+      "and_eq",        "asm",         "auto",
+      "bitand",        "bitor",       "bool",
+      "break",         "case",        "catch",
+      "char",          "char8_t",     "char16_t",
+      "char32_t",      "class",       "compl",
+      "concept",       "const",       "consteval",
+      "constexpr",     "constinit",   "const_cast",
+      "continue",      "co_await",    "co_return",
+      "co_yield",      "decltype",    "default",
+      "delete",        "do",          "double",
+      "dynamic_cast",  "else",        "enum",
+      "explicit",      "export",      "extern",
+      "false",         "float",       "for",
+      "friend",        "goto",        "if",
+      "inline",        "int",         "long",
+      "mutable",       "namespace",   "new",
+      "noexcept",      "not",         "not_eq",
+      "nullptr",       "operator",    "or",
+      "or_eq",         "private",     "protected",
+      "public",        "register",    "reinterpret_cast",
+      "requires",      "return",      "short",
+      "signed",        "sizeof",      "static",
+      "static_assert", "static_cast", "struct",
+      "switch",        "template",    "this",
+      "thread_local",  "throw",       "true",
+      "try",           "typedef",     "typeid",
+      "typename",      "union",       "unsigned",
+      "using",         "virtual",     "void",
+      "volatile",      "wchar_t",     "while",
+      "xor",           "xor_eq",      "main",
+      "threadIdx",     "blockIdx",    "blockDim",
+      "gridDim",       "warpSize"};
+  return kKeywords.count(name) != 0;
+}
+
+int scope_threads(const Scope& scope) { return 32 * scope.groups(); }
+
+// Thread number in the scope of a register element's owner, or -1 outside the scope.
+int scope_thread(const Scope& scope, const Owner& owner) {
+  if (!owner.valid() || owner.lane < 0 || owner.lane >= 32) return -1;
+  switch (scope.kind()) {
+    case Scope::Kind::kWarp:
+      if (owner.warp >= 0 && owner.warp != scope.warp_id()) return -1;
+      return static_cast<int>(owner.lane);
+    case Scope::Kind::kWarpgroup:
+    case Scope::Kind::kCta:
+      for (int g = 0; g < scope.groups(); ++g)
+        if (scope.warp_of_group(g) == owner.warp) return 32 * g + static_cast<int>(owner.lane);
+      return -1;
+  }
+  return -1;
+}
+
+// Fits value(t, s) = constant + sum thread bits + sum slot bits over every thread < threads and
+// used slot; nullopt when that does not hold. `slot_free`: the value does not depend on the slot.
+std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vector<int>& slots) {
+  const int thread_bits = bits_for(map.threads), slot_bits = bits_for(map.slots);
+  const int s0 = slots.front();
+  auto value = [&](int t, int s) { return static_cast<std::int64_t>(map.at(t, s, dim)); };
+  CoordTerms terms;
+  terms.thread_bits.assign(static_cast<size_t>(thread_bits), 0);
+  terms.slot_bits.assign(static_cast<size_t>(slots.size() > 1 ? slot_bits : 0), 0);
+  for (int b = 0; b < thread_bits; ++b)
+    if ((1 << b) < map.threads)
+      terms.thread_bits[static_cast<size_t>(b)] = value(1 << b, s0) - value(0, s0);
+  const std::set<int> used(slots.begin(), slots.end());
+  for (size_t b = 0; b < terms.slot_bits.size(); ++b) {
+    for (int s : slots) {
+      const int with = s | (1 << b);
+      if ((s & (1 << b)) == 0 && used.count(with)) {
+        terms.slot_bits[b] = value(0, with) - value(0, s);
+        break;
+      }
+    }
+  }
+  auto eval = [](const CoordTerms& c, int t, int s) {
+    std::int64_t v = c.constant;
+    for (size_t b = 0; b < c.thread_bits.size(); ++b)
+      if (t >> b & 1) v += c.thread_bits[b];
+    for (size_t b = 0; b < c.slot_bits.size(); ++b)
+      if (s >> b & 1) v += c.slot_bits[b];
+    return v;
+  };
+  terms.constant = value(0, s0) - eval(terms, 0, s0);
+  for (int s : slots)
+    for (int t = 0; t < map.threads; ++t) {
+      if (map.at(t, s, dim) < 0) return std::nullopt;
+      if (eval(terms, t, s) != value(t, s)) return std::nullopt;
+    }
+  return terms;
+}
+
+std::vector<int> used_slot_list(const CoordMap& map) {
+  std::vector<int> slots;
+  for (const auto& [begin, end] : map.used_slots)
+    for (int s = begin; s < end; ++s) slots.push_back(s);
+  return slots;
+}
+
+// ---- PTX IR helpers ---------------------------------------------------------------------------
+
+// sum over runs of ((value >> first) & mask) * weight, or nothing when every weight is zero.
+std::optional<Reg> ptx_terms(Function& f, Reg value, const std::vector<std::int64_t>& weights) {
+  std::optional<Reg> sum;
+  for (const BitRun& run : bit_runs(weights)) {
+    Reg field = value;
+    if (run.first) {
+      field = f.new_reg(RegClass::kB32);
+      f.emit(Instruction::shr(Type::kU32, field, value, Operand::imm(run.first)));
+    }
+    Reg bits = f.new_reg(RegClass::kB32);
+    f.emit(Instruction::bit_and(Type::kB32, bits, field, Operand::imm((1 << run.count) - 1)));
+    Reg term = bits;
+    if (run.weight != 1) {
+      term = f.new_reg(RegClass::kB32);
+      f.emit(Instruction::mul_lo(Type::kS32, term, bits, Operand::imm(run.weight)));
+    }
+    if (sum) {
+      Reg next = f.new_reg(RegClass::kB32);
+      f.emit(Instruction::add(Type::kS32, next, *sum, term));
+      sum = next;
+    } else {
+      sum = term;
+    }
+  }
+  return sum;
+}
+
+// constant + thread terms + slot terms.
+Reg ptx_coord_value(Function& f, const CoordTerms& terms, Reg thread, Reg slot) {
+  Reg value = f.new_reg(RegClass::kB32);
+  f.emit(Instruction::mov(Type::kS32, value, Operand::imm(terms.constant)));
+  for (auto [var, weights] :
+       {std::pair{thread, &terms.thread_bits}, std::pair{slot, &terms.slot_bits}}) {
+    if (auto sum = ptx_terms(f, var, *weights)) {
+      Reg next = f.new_reg(RegClass::kB32);
+      f.emit(Instruction::add(Type::kS32, next, value, *sum));
+      value = next;
+    }
+  }
+  return value;
+}
+
+// The .func NAME_coord: (.param .align 4 .b8 index[4 * RANK]) (thread, slot).
+void add_coord_function(ptx::Module& module, const CoordMap& map, const std::string& symbol) {
+  Function& f = module.add_function(Function::Kind::kFunc, symbol);
+  const std::string out =
+      f.add_return_param(ptx::Param{Type::kB32, "index", 4 * std::max(map.rank, 1), 4});
+  const std::string thread_param = f.add_param(Type::kB32, "thread");
+  const std::string slot_param = f.add_param(Type::kB32, "slot");
+  Reg thread = f.new_reg(RegClass::kB32), slot = f.new_reg(RegClass::kB32);
+  f.emit(Instruction::ld_param(Type::kB32, thread, thread_param));
+  f.emit(Instruction::ld_param(Type::kB32, slot, slot_param));
+  // valid = thread < threads and slot in one of the used ranges (unsigned: negative slots fail).
+  Reg valid = f.new_reg(RegClass::kPred);
+  f.emit(Instruction::setp(ptx::Cmp::kLt, Type::kU32, valid, thread, Operand::imm(map.threads)));
+  std::optional<Reg> in_range;
+  for (const auto& [begin, end] : map.used_slots) {
+    Reg low = f.new_reg(RegClass::kPred), high = f.new_reg(RegClass::kPred),
+        both = f.new_reg(RegClass::kPred);
+    f.emit(Instruction::setp(ptx::Cmp::kGe, Type::kU32, low, slot, Operand::imm(begin)));
+    f.emit(Instruction::setp(ptx::Cmp::kLt, Type::kU32, high, slot, Operand::imm(end)));
+    f.emit(Instruction::bit_and(Type::kPred, both, low, high));
+    if (in_range) {
+      Reg next = f.new_reg(RegClass::kPred);
+      f.emit(Instruction::bit_or(Type::kPred, next, *in_range, both));
+      in_range = next;
+    } else {
+      in_range = both;
+    }
+  }
+  Reg ok = f.new_reg(RegClass::kPred);
+  if (in_range)
+    f.emit(Instruction::bit_and(Type::kPred, ok, valid, *in_range));
+  else
+    f.emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, ok, thread, thread));  // never
+  std::vector<Reg> values;
+  for (int d = 0; d < map.rank; ++d) {
+    Reg value = f.new_reg(RegClass::kB32);
+    f.emit(Instruction::mov(Type::kS32, value, Operand::imm(-1)));
+    values.push_back(value);
+  }
+  if (map.expressible) {
+    if (map.additive) {
+      for (int d = 0; d < map.rank; ++d) {
+        Reg v = ptx_coord_value(f, map.dims[static_cast<size_t>(d)], thread, slot);
+        f.emit(Instruction::mov(Type::kB32, values[static_cast<size_t>(d)], v).guarded(ok));
+      }
+    } else {
+      for (const auto& [s, terms] : map.per_slot) {
+        Reg here = f.new_reg(RegClass::kPred), take = f.new_reg(RegClass::kPred);
+        f.emit(Instruction::setp(ptx::Cmp::kEq, Type::kU32, here, slot, Operand::imm(s)));
+        f.emit(Instruction::bit_and(Type::kPred, take, here, ok));
+        for (int d = 0; d < map.rank; ++d) {
+          Reg v = ptx_coord_value(f, terms[static_cast<size_t>(d)], thread, slot);
+          f.emit(Instruction::mov(Type::kB32, values[static_cast<size_t>(d)], v).guarded(take));
+        }
+      }
+    }
+  }
+  for (int d = 0; d < map.rank; ++d)
+    f.emit(Instruction::st_param(Type::kB32, out, values[static_cast<size_t>(d)], 4L * d));
+  f.emit(Instruction::ret());
+}
+
+void add_wait_function(ptx::Module& module, bool store, const std::string& symbol) {
+  Function& f = module.add_function(Function::Kind::kFunc, symbol);
+  f.emit(store ? Instruction::tcgen05_wait_st() : Instruction::tcgen05_wait_ld());
+  f.emit(Instruction::ret());
+}
+
+// The .func of the transfer itself (see build_device_function).
+void add_transfer_function(ptx::Module& module, const Plan& plan,
+                           const DeviceFunctionOptions& options, const std::string& symbol) {
   const bool store = !plan.op.is_load();
   const int slots = plan.regs_per_thread;
-  ptx::Module module(target);
-  Function& f = module.add_function(Function::Kind::kFunc, device_function_name());
+  Function& f = module.add_function(Function::Kind::kFunc, symbol);
   const std::string regs_out =
       store ? std::string()
             : f.add_return_param(ptx::Param{Type::kB32, "regs", 4 * slots, /*align=*/4});
@@ -32,12 +299,26 @@ Result<ptx::Module> build_device_function(const Plan& plan, Target target) {
   if (store)
     for (int s = 0; s < slots; ++s)
       slot_params[s] = f.add_param(Type::kB32, "slot" + std::to_string(s));
+  const std::string warp_param =
+      options.warp_argument ? f.add_param(Type::kB32, "warp") : std::string();
+  const std::string column_param =
+      options.column_argument ? f.add_param(Type::kB32, "column") : std::string();
 
-  const Reg base = f.new_reg(RegClass::kB32), tid = f.new_reg(RegClass::kB32),
-            warp = f.new_reg(RegClass::kB32);
+  Reg base = f.new_reg(RegClass::kB32), warp = f.new_reg(RegClass::kB32);
   f.emit(Instruction::ld_param(Type::kB32, base, base_param));
-  f.emit(Instruction::mov(Type::kU32, tid, Operand::special(ptx::SpecialReg::kTidX)));
-  f.emit(Instruction::shr(Type::kU32, warp, tid, Operand::imm(5)));  // %warpid is not stable
+  if (options.warp_argument) {
+    f.emit(Instruction::ld_param(Type::kB32, warp, warp_param));
+  } else {
+    Reg tid = f.new_reg(RegClass::kB32);
+    f.emit(Instruction::mov(Type::kU32, tid, Operand::special(ptx::SpecialReg::kTidX)));
+    f.emit(Instruction::shr(Type::kU32, warp, tid, Operand::imm(5)));  // %warpid is not stable
+  }
+  if (options.column_argument) {
+    Reg column = f.new_reg(RegClass::kB32), shifted = f.new_reg(RegClass::kB32);
+    f.emit(Instruction::ld_param(Type::kB32, column, column_param));
+    f.emit(Instruction::add(Type::kU32, shifted, base, column));
+    base = shifted;
+  }
   const Reg warp_base = emit_warp_address(f, plan, base, warp);
 
   std::map<int, Reg> slot_regs;  // only the slots the plan moves
@@ -47,7 +328,7 @@ Result<ptx::Module> build_device_function(const Plan& plan, Target target) {
     reg = f.new_reg(RegClass::kB32);
     if (store) f.emit(Instruction::ld_param(Type::kB32, reg, slot_params.at(slot)));
   }
-  emit_transfer(f, plan, store, warp_base, slot_regs);
+  emit_transfer(f, plan, store, warp_base, slot_regs, options.wait);
   if (!store) {
     std::optional<Reg> zero;
     for (int s = 0; s < slots; ++s) {
@@ -61,8 +342,688 @@ Result<ptx::Module> build_device_function(const Plan& plan, Target target) {
     }
   }
   f.emit(Instruction::ret());
+}
+
+// ---- CUDA C++ ---------------------------------------------------------------------------------
+
+constexpr const char* kU = "unsigned int";
+
+std::string transfer_params(const TransferCode& code, const std::string& element) {
+  std::string text = std::string(kU) + " tmem_base, " + element + " (&regs)[" +
+                     std::to_string(code.plan.regs_per_thread) + "]";
+  if (code.options.warp_argument) text += ", " + std::string(kU) + " warp";
+  if (code.options.column_argument) text += ", " + std::string(kU) + " column";
+  return text;
+}
+
+// The warp's TMEM address, as plan_code's emit_warp_address computes it.
+std::string cuda_warp_address(const TransferCode& code) {
+  const Plan& plan = code.plan;
+  const std::string warp = code.options.warp_argument ? "warp" : "(threadIdx.x / 32u)";
+  std::string text = "  const " + std::string(kU) + " warp_ = " + warp + ";\n  const " + kU +
+                     " taddr_ = tmem_base + ((warp_ % 4u) << 21)";
+  if (plan.scope.kind() != Scope::Kind::kWarp) {
+    if (plan.group_column_stride) text += " + (warp_ % 4u) * " + u32(plan.group_column_stride);
+    if (plan.warpgroup_column_stride)
+      text += " + (warp_ / 4u) * " + u32(plan.warpgroup_column_stride);
+  }
+  if (code.options.column_argument) text += " + column";
+  return text + ";\n";
+}
+
+std::string wait_asm(bool store) {
+  return std::string("asm volatile(\"") +
+         (store ? "tcgen05.wait::st.sync.aligned;" : "tcgen05.wait::ld.sync.aligned;") +
+         "\" ::: \"memory\");";
+}
+
+// One asm statement per repeat; `constraint` is "r" (unsigned) or "f" (float).
+std::string cuda_real_body(const TransferCode& code, const std::string& constraint) {
+  const Plan& plan = code.plan;
+  const bool store = !plan.op.is_load();
+  std::ostringstream os;
+  os << cuda_warp_address(code);
+  for (const RepeatStep& step : plan.repeats) {
+    const std::int64_t delta = (static_cast<std::int64_t>(step.lane_offset) << 16) + step.column;
+    const int n = static_cast<int>(step.slots.size());
+    os << "  asm volatile(\"" << plan.op.to_string() << " ";
+    std::string vector = "{";
+    for (int i = 0; i < n; ++i) vector += (i ? ", %" : "%") + std::to_string(store ? i + 1 : i);
+    vector += "}";
+    const std::string address = store ? "[%0]" : "[%" + std::to_string(n) + "]";
+    const std::string imm = plan.imm ? ", " + std::to_string(*plan.imm) : "";
+    if (store)
+      os << address << imm << ", " << vector;
+    else
+      os << vector << ", " << address << imm;
+    os << ";\"\n               : ";
+    if (!store)
+      for (int i = 0; i < n; ++i)
+        os << (i ? ", " : "") << "\"=" << constraint << "\"(regs["
+           << step.slots[static_cast<size_t>(i)] << "])";
+    os << "\n               : \"r\"(taddr_ + " << u32(delta) << ")";
+    if (store)
+      for (int i = 0; i < n; ++i)
+        os << ", \"" << constraint << "\"(regs[" << step.slots[static_cast<size_t>(i)] << "])";
+    os << "\n               : \"memory\");\n";
+  }
+  if (code.options.wait) os << "  " << wait_asm(store) << "\n";
+  return os.str();
+}
+
+// The emulated accesses (sm_90): global loads and stores of tmemjit::emu's TMEM region.
+std::string cuda_emulated_body(const TransferCode& code, const SplitImage& split) {
+  const Plan& plan = code.plan;
+  const bool store = !plan.op.is_load();
+  const Opcode& op = plan.op;
+  std::vector<std::int64_t> rows(kLaneBits), cols(kLaneBits);
+  for (int b = 0; b < kLaneBits; ++b) {
+    rows[static_cast<size_t>(b)] = split.lane_bits[static_cast<size_t>(b)].row;
+    cols[static_cast<size_t>(b)] = split.lane_bits[static_cast<size_t>(b)].col;
+  }
+  std::ostringstream os;
+  os << "  // " << (store ? "tcgen05.st" : "tcgen05.ld")
+     << " emulated: TMEM is this CTA's region of global memory (libtmemjit emulation)\n"
+     << "  asm volatile(\"// tmemjit emulated transfer " << code.options.name << "\");\n"
+     << cuda_warp_address(code) << "  " << kU << "* const tm_ = tmemjit::emu::tmem();\n"
+     << "  const " << kU << " l_ = tmemjit::emu::thread() % 32u;\n";
+  for (size_t k = 0; k < plan.repeats.size(); ++k) {
+    const RepeatStep& step = plan.repeats[k];
+    const std::int64_t delta = (static_cast<std::int64_t>(step.lane_offset) << 16) + step.column;
+    os << "  {  // " << op.to_string() << ", repeat " << k << "\n    " << kU << " a_ = taddr_ + "
+       << u32(delta);
+    if (plan.imm && split.access_bit >= 0)
+      os << " + (((l_ >> " << split.access_bit << "u) & 1u) ? " << u32(*plan.imm) << " : 0u)";
+    os << ";\n    const bool ok_ = tmemjit::emu::resolve(" << code.first_id + static_cast<int>(k)
+       << "u, a_, " << op.atom_rows() << "u, " << op.atom_tmem_cols() << "u);\n"
+       << "    const " << kU << " w_ = ((a_ >> 16)" << cuda_terms("l_", rows)
+       << ") * 512u + (a_ & 0xFFFFu)" << cuda_terms("l_", cols) << ";\n";
+    for (size_t r = 0; r < step.slots.size(); ++r) {
+      const auto& cells = split.cells[r];
+      const std::string reg = "regs[" + std::to_string(step.slots[r]) + "]";
+      auto at = [&](int c) {
+        const TmemCell& cell = cells[static_cast<size_t>(c)];
+        return "tm_[w_ + " + u32(static_cast<std::int64_t>(cell.row) * 512 + cell.col) + "]";
+      };
+      if (split.cells_per_reg == 1) {
+        if (store)
+          os << "    if (ok_) " << at(0) << " = " << reg << ";\n";
+        else
+          os << "    " << reg << " = ok_ ? " << at(0) << " : 0u;\n";
+      } else if (store) {  // unpack::16b: the upper 16 bits of a cell are unspecified; written 0
+        os << "    if (ok_) { " << at(0) << " = " << reg << " & 0xFFFFu; " << at(1) << " = " << reg
+           << " >> 16; }\n";
+      } else {  // pack::16b: the low 16 bits of two cells
+        os << "    " << reg << " = ok_ ? ((" << at(0) << " & 0xFFFFu) | (" << at(1)
+           << " << 16)) : 0u;\n";
+      }
+    }
+    os << "  }\n";
+  }
+  if (code.options.wait) os << "  tmemjit::emu::wait();\n";
+  return os.str();
+}
+
+std::string coord_rank_text(const TransferCode& code) {
+  return std::to_string(std::max(code.coord.rank, 1));
+}
+
+// NAME_coord in C++ (both targets).
+std::string cuda_coord_function(const TransferCode& code) {
+  const CoordMap& map = code.coord;
+  const std::string& name = code.options.name;
+  std::ostringstream os;
+  os << "__device__ __forceinline__ void " << name << "_coord(" << kU
+     << " thread, int slot, int (&index)[" << coord_rank_text(code) << "]) {\n"
+     << "  const " << kU << " s_ = static_cast<" << kU << ">(slot);\n"
+     << "  const bool ok_ = thread < " << map.threads << "u && (";
+  if (map.used_slots.empty()) os << "false";
+  for (size_t i = 0; i < map.used_slots.size(); ++i)
+    os << (i ? " || " : "") << "("
+       << (map.used_slots[i].first ? "s_ >= " + std::to_string(map.used_slots[i].first) + "u && "
+                                   : std::string())
+       << "s_ < " << map.used_slots[i].second << "u)";
+  os << ");\n";
+  auto value = [&](const CoordTerms& terms) {
+    return std::to_string(terms.constant) + cuda_terms("thread", terms.thread_bits) +
+           cuda_terms("s_", terms.slot_bits);
+  };
+  for (int d = 0; d < map.rank; ++d) {
+    os << "  index[" << d << "] = -1;\n";
+  }
+  if (map.expressible && map.additive) {
+    os << "  if (ok_) {\n";
+    for (int d = 0; d < map.rank; ++d)
+      os << "    index[" << d << "] = " << value(map.dims[static_cast<size_t>(d)]) << ";\n";
+    os << "  }\n";
+  } else if (map.expressible) {
+    os << "  if (!ok_) return;\n  switch (slot) {\n";
+    for (const auto& [s, terms] : map.per_slot) {
+      os << "    case " << s << ":\n";
+      for (int d = 0; d < map.rank; ++d)
+        os << "      index[" << d << "] = " << value(terms[static_cast<size_t>(d)]) << ";\n";
+      os << "      break;\n";
+    }
+    os << "    default:\n      break;\n  }\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+std::string cuda_header_comment(const TransferCode& code, Target target) {
+  const Plan& plan = code.plan;
+  std::ostringstream os;
+  os << "// " << code.options.name << ": " << plan.op.to_string() << " at scope "
+     << plan.scope.to_string() << ", generated by libtmemjit"
+     << (target == Target::kSm90 ? " (emulated for sm_90: TMEM in global memory)" : "") << ".\n"
+     << "// " << plan.regs_per_thread << " registers per thread, " << plan.instructions_per_warp()
+     << " instruction" << (plan.instructions_per_warp() == 1 ? "" : "s") << " per warp, "
+     << plan.alloc_columns << " TMEM columns to allocate. regs[s] is register slot s of the plan;\n"
+     << "// tmem_base is what tmemjit::alloc wrote"
+     << (code.options.wait ? ""
+                           : "; call " + code.options.name +
+                                 "_wait() before the registers are used or the cells overwritten")
+     << ".\n";
+  return os.str();
+}
+
+}  // namespace
+
+// ---- public -----------------------------------------------------------------------------------
+
+std::string device_function_name() { return "tmem_transfer"; }
+
+bool CoordMap::slot_used(int slot) const noexcept {
+  for (const auto& [begin, end] : used_slots)
+    if (slot >= begin && slot < end) return true;
+  return false;
+}
+
+Result<ptx::Module> build_device_function(const Plan& plan, Target target,
+                                          const DeviceFunctionOptions& options) {
+  if (plan.repeats.empty() || plan.regs_per_thread < 1)
+    return Error(ErrorCode::kInternal, "build_device_function: the plan has no instructions");
+  ptx::Module module(target);
+  add_transfer_function(module, plan, options, options.name);
   if (auto ok = module.verify(); !ok) return ok.error();
   return module;
+}
+
+Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
+  const View& regs = spec.regs();
+  CoordMap map;
+  map.threads = scope_threads(plan.scope);
+  map.slots = plan.regs_per_thread;
+  const std::span<const std::int64_t> shape = regs.base().shape();
+  map.rank = static_cast<int>(shape.size());
+  std::vector<bool> used(static_cast<size_t>(map.slots), false);
+  for (const RepeatStep& step : plan.repeats)
+    for (int s : step.slots) used[static_cast<size_t>(s)] = true;
+  for (int s = 0; s < map.slots;) {
+    if (!used[static_cast<size_t>(s)]) {
+      ++s;
+      continue;
+    }
+    int end = s;
+    while (end < map.slots && used[static_cast<size_t>(end)]) ++end;
+    map.used_slots.emplace_back(s, end);
+    s = end;
+  }
+  map.table.assign(static_cast<size_t>(map.threads) * static_cast<size_t>(map.slots) *
+                       static_cast<size_t>(map.rank),
+                   -1);
+  const int units = units_per_word(regs.dtype());
+  const AxisMask axes = regs.axes();
+  std::vector<std::int64_t> index(static_cast<size_t>(map.rank));
+  for (std::int64_t flat = 0; flat < regs.size(); ++flat) {
+    const std::int64_t base = regs.base_index(flat);
+    std::int64_t rest = base;
+    for (int d = map.rank - 1; d >= 0; --d) {
+      index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+      rest /= shape[static_cast<size_t>(d)];
+    }
+    PhysCoord at;
+    regs.apply_flat(flat, at);
+    for (const PhysCoord& replica : regs.replica_offsets()) {
+      PhysCoord copy = at;
+      copy += replica;
+      const int thread = scope_thread(plan.scope, owner_of(copy, axes));
+      const std::int64_t m = copy[Axis::kM];
+      if (thread < 0 || thread >= map.threads || m < 0 || m % units != 0) continue;
+      const std::int64_t slot = m / units;
+      if (slot >= map.slots || !used[static_cast<size_t>(slot)]) continue;
+      for (int d = 0; d < map.rank; ++d)
+        map.table[(static_cast<size_t>(thread) * static_cast<size_t>(map.slots) +
+                   static_cast<size_t>(slot)) *
+                      static_cast<size_t>(map.rank) +
+                  static_cast<size_t>(d)] = static_cast<int>(index[static_cast<size_t>(d)]);
+    }
+  }
+  const std::vector<int> slots = used_slot_list(map);
+  if (slots.empty()) return map;
+  map.additive = true;
+  for (int d = 0; d < map.rank && map.additive; ++d) {
+    auto terms = fit_terms(map, d, slots);
+    if (!terms) {
+      map.additive = false;
+      map.dims.clear();
+    } else {
+      map.dims.push_back(std::move(*terms));
+    }
+  }
+  if (!map.additive) {
+    for (int s : slots) {
+      std::vector<CoordTerms> dims;
+      for (int d = 0; d < map.rank; ++d) {
+        auto terms = fit_terms(map, d, {s});
+        if (!terms) {
+          map.expressible = false;
+          map.per_slot.clear();
+          return map;
+        }
+        terms->slot_bits.clear();
+        dims.push_back(std::move(*terms));
+      }
+      map.per_slot.emplace_back(s, std::move(dims));
+    }
+  }
+  return map;
+}
+
+Status check_identifier(std::string_view name, std::string_view what) {
+  auto fail = [&](const std::string& why) {
+    return Error(ErrorCode::kUsage, std::string(what) + " '" + std::string(name) + "' " + why,
+                 "a name is a C identifier: letters, digits and '_', not starting with a digit; "
+                 "not a C++ keyword, and not starting with '__' or 'tmemjit' (reserved)");
+  };
+  if (name.empty()) return fail("is empty");
+  if (name.size() > 200) return fail("is longer than 200 characters");
+  if (name[0] >= '0' && name[0] <= '9') return fail("starts with a digit");
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return fail(std::string("is not a C identifier: it contains '") + c + "'");
+  if (is_cpp_keyword(name)) return fail("is a C++ keyword or a CUDA built-in");
+  if (name.rfind("__", 0) == 0) return fail("starts with '__', which C++ reserves");
+  if (name.rfind("tmemjit", 0) == 0)
+    return fail("starts with 'tmemjit', which libtmemjit reserves");
+  return std::monostate{};
+}
+
+std::vector<std::string> transfer_symbols(const std::string& name) {
+  return {name, name + "_regs", name + "_wait", name + "_coord"};
+}
+
+Result<TransferCode> prepare_transfer(const TransferSpec& spec,
+                                      const DeviceFunctionOptions& options) {
+  if (Status ok = check_identifier(options.name); !ok.ok()) return std::move(ok).error();
+  Result<Plan> plan = check(spec);
+  if (!plan.ok()) return std::move(plan).error();
+  Result<CoordMap> coord = coord_map(spec, *plan);
+  if (!coord.ok()) return std::move(coord).error();
+  return TransferCode{std::move(plan).value(), std::move(coord).value(), options,
+                      spec.regs().dtype() == DType::kF32};
+}
+
+std::string cuda_lifecycle(Target target) {
+  std::ostringstream os;
+  os << "#ifndef TMEMJIT_LIFECYCLE_DEFINED\n#define TMEMJIT_LIFECYCLE_DEFINED\n"
+     << "// The TMEM lifecycle (TCGEN05.md §6-7), once per translation unit: one whole warp calls\n"
+     << "// alloc (it writes the base address to shared memory, then relinquishes the permit) and\n"
+     << "// dealloc; fence_before_sync / fence_after_sync go around the __syncthreads() that "
+        "hands\n"
+     << "// TMEM from one warp to another.\n";
+  if (target != Target::kSm90) {
+    os << "namespace tmemjit {\n"
+       << "__device__ __forceinline__ void alloc(" << kU << "* smem_result, " << kU
+       << " columns) {\n"
+       << "  " << kU << " dst;\n"
+       << "  asm volatile(\"{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }\" : "
+          "\"=r\"(dst) : \"l\"(smem_result));\n"
+       << "  asm volatile(\"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\" "
+          "::\n               \"r\"(dst), \"r\"(columns) : \"memory\");\n"
+       << "  asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\" ::: "
+          "\"memory\");\n}\n"
+       << "__device__ __forceinline__ void dealloc(" << kU << " tmem_base, " << kU
+       << " columns) {\n"
+       << "  asm volatile(\"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\" :: "
+          "\"r\"(tmem_base), \"r\"(columns)\n               : \"memory\");\n}\n"
+       << "__device__ __forceinline__ void fence_before_sync() {\n"
+       << "  asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");\n}\n"
+       << "__device__ __forceinline__ void fence_after_sync() {\n"
+       << "  asm volatile(\"tcgen05.fence::after_thread_sync;\" ::: \"memory\");\n}\n"
+       << "}  // namespace tmemjit\n";
+  } else {
+    os << "// Emulated for sm_90: TMEM lives in global memory, one region per CTA, bound by\n"
+       << "// libtmemjit when it launches the kernel (tmemjit::emu_state).\n"
+       << "namespace tmemjit {\n"
+       << "struct EmuState {\n  " << kU << "* tmem;    // " << kEmuTmemWords
+       << " words per CTA: lane-major, 512 columns per lane\n  " << kU << "* status;  // "
+       << kEmuUserStatusWords
+       << " words per CTA: two per thread, then the header (word 0: allocated columns)\n};\n"
+       << "__device__ EmuState emu_state;\n"
+       << "namespace emu {\n"
+       << "__device__ __forceinline__ " << kU << " cta() {\n"
+       << "  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n}\n"
+       << "__device__ __forceinline__ " << kU << " thread() {\n"
+       << "  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n}\n"
+       << "__device__ __forceinline__ " << kU << "* tmem() {\n"
+       << "  if (emu_state.tmem == nullptr) __trap();  // launched without libtmemjit's binding\n"
+       << "  return emu_state.tmem + static_cast<unsigned long long>(cta()) * " << kEmuTmemWords
+       << "ull;\n}\n"
+       << "__device__ __forceinline__ " << kU << "* status() {\n"
+       << "  if (emu_state.status == nullptr) __trap();\n"
+       << "  return emu_state.status + static_cast<unsigned long long>(cta()) * "
+       << kEmuUserStatusWords << "ull;\n}\n"
+       << "// Keeps this thread's first violation (a warning yields to a violation).\n"
+       << "__device__ __forceinline__ void record(" << kU << " event, " << kU << " id, " << kU
+       << " address) {\n"
+       << "  " << kU << "* s = status() + 2u * (thread() % " << kEmuMaxThreads << "u);\n"
+       << "  const " << kU << " old = s[0] >> 24;\n"
+       << "  if (old == 0u || (old == " << static_cast<unsigned>(EmuEvent::kWarpRelative)
+       << "u && event != " << static_cast<unsigned>(EmuEvent::kWarpRelative) << "u)) {\n"
+       << "    s[0] = (event << 24) | id;\n    s[1] = address;\n  }\n}\n"
+       << "// The lanes and columns of one access: the ISA's rules where it is explicit (R17: the\n"
+       << "// warp's lane slab; R19: the allocated columns), and the warp-relative lane address\n"
+       << "// (lane 0 or 16 from every warp, as DeepGEMM and TileLang pass it), which the ISA\n"
+       << "// leaves open, emulated in the warp's own slab with a warning. false: skip the "
+          "access.\n"
+       << "__device__ __forceinline__ bool resolve(" << kU << " id, " << kU << "& address, " << kU
+       << " rows, " << kU << " width) {\n"
+       << "  const " << kU << " slab = 32u * ((thread() / 32u) % 4u);\n"
+       << "  " << kU << " lane = address >> 16;\n"
+       << "  const " << kU << " column = address & 0xFFFFu;\n"
+       << "  if (slab != 0u && lane + rows <= 32u) {\n"
+       << "    record(" << static_cast<unsigned>(EmuEvent::kWarpRelative) << "u, id, address);\n"
+       << "    lane += slab;\n    address = (lane << 16) | column;\n  }\n"
+       << "  if (lane < slab || lane + rows > slab + 32u) {\n"
+       << "    record(" << static_cast<unsigned>(EmuEvent::kSlab) << "u, id, address);\n"
+       << "    return false;\n  }\n"
+       << "  if (column + width > status()[" << kEmuStatusWords << "]) {\n"
+       << "    record(" << static_cast<unsigned>(EmuEvent::kColumns) << "u, id, address);\n"
+       << "    return false;\n  }\n  return true;\n}\n"
+       << "__device__ __forceinline__ void wait() {\n  __threadfence_block();\n  __syncwarp();\n}\n"
+       << "}  // namespace emu\n"
+       << "__device__ __forceinline__ void alloc(" << kU << "* smem_result, " << kU
+       << " columns) {\n"
+       << "  if (emu::thread() % 32u == 0u) {\n    *smem_result = 0u;  // lane 0, column 0\n"
+       << "    emu::status()[" << kEmuStatusWords << "] = columns;\n  }\n"
+       << "  __threadfence_block();\n  __syncwarp();\n}\n"
+       << "__device__ __forceinline__ void dealloc(" << kU << " tmem_base, " << kU
+       << " columns) {\n"
+       << "  (void)columns;\n"
+       << "  if (tmem_base != 0u) emu::record(" << static_cast<unsigned>(EmuEvent::kDealloc)
+       << "u, 0u, tmem_base);\n}\n"
+       << "__device__ __forceinline__ void fence_before_sync() { __threadfence_block(); }\n"
+       << "__device__ __forceinline__ void fence_after_sync() { __threadfence_block(); }\n"
+       << "}  // namespace tmemjit\n";
+  }
+  os << "#endif  // TMEMJIT_LIFECYCLE_DEFINED\n";
+  return os.str();
+}
+
+std::string cuda_transfer(const TransferCode& code, Target target) {
+  const Plan& plan = code.plan;
+  const std::string& name = code.options.name;
+  const bool store = !plan.op.is_load();
+  const int regs = plan.regs_per_thread;
+  std::ostringstream os;
+  os << cuda_header_comment(code, target) << "constexpr int " << name << "_regs = " << regs
+     << ";\n";
+  if (target != Target::kSm90) {
+    os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, kU) << ") {\n"
+       << cuda_real_body(code, "r") << "}\n";
+    if (code.f32)
+      os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, "float")
+         << ") {\n"
+         << cuda_real_body(code, "f") << "}\n";
+    os << "__device__ __forceinline__ void " << name << "_wait() { " << wait_asm(store) << " }\n";
+  } else {
+    auto split = split_image(plan.op);
+    os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, kU) << ") {\n";
+    if (split.ok())
+      os << cuda_emulated_body(code, *split);
+    else
+      os << "  __trap();  // " << split.error().message() << "\n";
+    os << "}\n";
+    if (code.f32) {
+      std::string args = "tmem_base, bits_";
+      if (code.options.warp_argument) args += ", warp";
+      if (code.options.column_argument) args += ", column";
+      os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, "float")
+         << ") {\n  " << kU << " bits_[" << regs << "];\n";
+      if (store)
+        os << "  for (int s = 0; s < " << regs << "; ++s) bits_[s] = __float_as_uint(regs[s]);\n"
+           << "  " << name << "(" << args << ");\n";
+      else
+        os << "  " << name << "(" << args << ");\n"
+           << "  for (int s = 0; s < " << regs << "; ++s) regs[s] = __uint_as_float(bits_[s]);\n";
+      os << "}\n";
+    }
+    os << "__device__ __forceinline__ void " << name << "_wait() { tmemjit::emu::wait(); }\n";
+  }
+  os << cuda_coord_function(code);
+  return os.str();
+}
+
+std::string detail_transfer_symbol(const TransferCode& code) {
+  const std::string& name = code.options.name;
+  int params = 1 + (code.options.warp_argument ? 1 : 0) + (code.options.column_argument ? 1 : 0);
+  if (!code.plan.op.is_load()) params += code.plan.regs_per_thread;
+  return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "E" +
+         std::string(static_cast<size_t>(params), 'j');
+}
+
+std::string detail_coord_symbol(const TransferCode& code) {
+  const std::string name = code.options.name + "_coord";
+  return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "Eji";
+}
+
+bool coord_by_table(const TransferCode& code) {
+  return code.coord.expressible && code.coord.additive && code.coord.threads <= 1024;
+}
+
+std::vector<int> coord_table(const TransferCode& code) {
+  const CoordMap& map = code.coord;
+  const int rank = std::max(map.rank, 1);
+  std::vector<int> table(
+      1 + static_cast<size_t>(kCoordThreadBits * rank) + static_cast<size_t>(map.slots * rank), 0);
+  table[0] = map.threads;
+  if (!coord_by_table(code)) return table;
+  for (int d = 0; d < map.rank; ++d) {
+    const CoordTerms& terms = map.dims[static_cast<size_t>(d)];
+    for (size_t b = 0; b < terms.thread_bits.size() && b < kCoordThreadBits; ++b)
+      table[1 + static_cast<size_t>(d * kCoordThreadBits) + b] =
+          static_cast<int>(terms.thread_bits[b]);
+  }
+  const size_t slots_at = 1 + static_cast<size_t>(kCoordThreadBits * rank);
+  for (int s = 0; s < map.slots; ++s)
+    for (int d = 0; d < rank; ++d) {
+      int value = kCoordUnused;
+      if (map.slot_used(s) && d < map.rank) {
+        const CoordTerms& terms = map.dims[static_cast<size_t>(d)];
+        std::int64_t v = terms.constant;
+        for (size_t b = 0; b < terms.slot_bits.size(); ++b)
+          if (s >> b & 1) v += terms.slot_bits[b];
+        value = static_cast<int>(v);
+      }
+      table[slots_at + static_cast<size_t>(s * rank + d)] = value;
+    }
+  return table;
+}
+
+std::string detail_coord_table_symbol(const TransferCode& code) {
+  const std::string name = code.options.name + "_coords";
+  return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "E";
+}
+
+std::string ptx_coord_table(const TransferCode& code) {
+  const std::vector<int> table = coord_table(code);
+  std::string text = ".const .align 4 .b32 " + detail_coord_table_symbol(code) + "[" +
+                     std::to_string(table.size()) + "] = {";
+  for (size_t i = 0; i < table.size(); ++i) {
+    text += (i ? (i % 16 ? ", " : ",\n\t") : "") + std::to_string(table[i]);
+  }
+  return text + "};\n";
+}
+
+std::string front_end_signature(const TransferCode& code) {
+  return code.options.name + " " + std::string(to_string(code.plan.op.direction())) +
+         (coord_by_table(code) ? " coords=table" : " coords=function") +
+         " regs=" + std::to_string(code.plan.regs_per_thread) +
+         " rank=" + std::to_string(code.coord.rank) + (code.f32 ? " f32" : "") +
+         (code.options.wait ? " wait" : "") + (code.options.warp_argument ? " warp" : "") +
+         (code.options.column_argument ? " column" : "");
+}
+
+std::string cuda_front_end_declarations(const TransferCode& code) {
+  const std::string& name = code.options.name;
+  const bool store = !code.plan.op.is_load();
+  const int regs = code.plan.regs_per_thread;
+  const std::string rank = coord_rank_text(code);
+  std::string extra_params, extra_args;
+  if (code.options.warp_argument) {
+    extra_params += ", " + std::string(kU) + " warp";
+    extra_args += ", warp";
+  }
+  if (code.options.column_argument) {
+    extra_params += ", " + std::string(kU) + " column";
+    extra_args += ", column";
+  }
+  std::ostringstream os;
+  os << "// " << name << ": " << (store ? "a store" : "a load") << " of " << regs
+     << " registers per thread; its layout is compiled separately by libtmemjit.\n"
+     << "namespace tmemjit {\nnamespace detail {\n";
+  if (!store) os << "struct " << name << "_regs_t {\n  " << kU << " r[" << regs << "];\n};\n";
+  const bool table = coord_by_table(code);
+  if (table)
+    os << "extern __constant__ int " << name << "_coords[" << coord_table(code).size() << "];\n";
+  else
+    os << "struct " << name << "_coord_t {\n  int i[" << rank << "];\n};\n";
+  if (store) {
+    os << "__device__ void " << name << "(" << kU << " tmem_base";
+    for (int s = 0; s < regs; ++s) os << ", " << kU << " s" << s;
+    os << extra_params << ");\n";
+  } else {
+    os << "__device__ " << name << "_regs_t " << name << "(" << kU << " tmem_base" << extra_params
+       << ");\n";
+  }
+  if (!table)
+    os << "__device__ " << name << "_coord_t " << name << "_coord(" << kU
+       << " thread, int slot);\n";
+  os << "}  // namespace detail\n}  // namespace tmemjit\n"
+     << "constexpr int " << name << "_regs = " << regs << ";\n";
+  for (const char* element : {"u", "f"}) {
+    const bool is_float = element[0] == 'f';
+    if (is_float && !code.f32) continue;
+    os << "__device__ __forceinline__ void " << name << "("
+       << transfer_params(code, is_float ? "float" : kU) << ") {\n";
+    if (store) {
+      os << "  tmemjit::detail::" << name << "(tmem_base";
+      for (int s = 0; s < regs; ++s)
+        os << (s % 8 == 0 ? ",\n      " : ", ")
+           << (is_float ? "__float_as_uint(regs[" + std::to_string(s) + "])"
+                        : "regs[" + std::to_string(s) + "]");
+      os << extra_args << ");\n";
+    } else {
+      os << "  const tmemjit::detail::" << name << "_regs_t v_ = tmemjit::detail::" << name
+         << "(tmem_base" << extra_args << ");\n"
+         << "#pragma unroll\n  for (int s = 0; s < " << regs
+         << "; ++s) regs[s] = " << (is_float ? "__uint_as_float(v_.r[s])" : "v_.r[s]") << ";\n";
+    }
+    os << "}\n";
+  }
+  os << "__device__ __forceinline__ void " << name << "_wait() { " << wait_asm(store) << " }\n"
+     << "__device__ __forceinline__ void " << name << "_coord(" << kU
+     << " thread, int slot, int (&index)[" << rank << "]) {\n";
+  if (table) {
+    // The slot's base values are read with asm volatile: a loop over slots then reads them where
+    // it uses them instead of hoisting one value per slot and dim out of an enclosing loop
+    // (which spills). The thread's part is plain C++: a few values, hoisted once.
+    const int slots_at = 1 + kCoordThreadBits * code.coord.rank;
+    const std::string symbol = detail_coord_table_symbol(code);
+    os << "  const int* t_ = tmemjit::detail::" << name << "_coords;\n"
+       << "  const " << kU << " s_ = static_cast<" << kU << ">(slot);\n"
+       << "  const bool in_ = thread < static_cast<" << kU << ">(t_[0]) && s_ < " << regs << "u;\n"
+       << "#pragma unroll\n  for (int d = 0; d < " << rank << "; ++d) {\n"
+       << "    int thread_part_ = 0;\n"
+       << "#pragma unroll\n    for (int b = 0; b < " << kCoordThreadBits
+       << "; ++b) thread_part_ += static_cast<int>((thread >> b) & 1u) * t_[1 + d * "
+       << kCoordThreadBits << " + b];\n"
+       << "    int base_ = " << kCoordUnused << ";\n"
+       << "    if (in_)\n"
+       << "      asm volatile(\"{\\n\\t.reg .u64 a;\\n\\tmov.u64 a, " << symbol
+       << ";\\n\\tmad.wide.u32 a, %1, 4, a;\\n\\tld.const.s32 %0, [a];\\n\\t}\"\n"
+       << "                   : \"=r\"(base_) : \"r\"(" << slots_at << "u + s_ * " << rank
+       << "u + static_cast<" << kU << ">(d)));\n"
+       << "    index[d] = base_ != " << kCoordUnused << " ? base_ + thread_part_ : -1;\n  }\n}\n";
+  } else {
+    os << "  const tmemjit::detail::" << name << "_coord_t c_ = tmemjit::detail::" << name
+       << "_coord(thread, slot);\n"
+       << "#pragma unroll\n  for (int d = 0; d < " << rank << "; ++d) index[d] = c_.i[d];\n}\n";
+  }
+  return os.str();
+}
+
+Status add_transfer_functions(ptx::Module& module, const TransferCode& code,
+                              const std::string& transfer_symbol, const std::string& wait_symbol,
+                              const std::string& coord_symbol) {
+  if (code.plan.repeats.empty() || code.plan.regs_per_thread < 1)
+    return Error(ErrorCode::kInternal, "add_transfer_functions: the plan has no instructions");
+  add_transfer_function(module, code.plan, code.options, transfer_symbol);
+  if (!wait_symbol.empty()) add_wait_function(module, !code.plan.op.is_load(), wait_symbol);
+  add_coord_function(module, code.coord, coord_symbol);
+  return std::monostate{};
+}
+
+void add_lifecycle_functions(ptx::Module& module) {
+  {
+    Function& f = module.add_function(Function::Kind::kFunc, "tmemjit_alloc");
+    const std::string smem = f.add_param(Type::kB32, "smem_address");
+    const std::string columns = f.add_param(Type::kB32, "columns");
+    Reg address = f.new_reg(RegClass::kB32), count = f.new_reg(RegClass::kB32);
+    f.emit(Instruction::ld_param(Type::kB32, address, smem));
+    f.emit(Instruction::ld_param(Type::kB32, count, columns));
+    f.emit(Instruction::tcgen05_alloc(Operand::addr(address), count));
+    f.emit(Instruction::tcgen05_relinquish());
+    f.emit(Instruction::ret());
+  }
+  {
+    Function& f = module.add_function(Function::Kind::kFunc, "tmemjit_dealloc");
+    const std::string base = f.add_param(Type::kB32, "tmem_base");
+    const std::string columns = f.add_param(Type::kB32, "columns");
+    Reg taddr = f.new_reg(RegClass::kB32), count = f.new_reg(RegClass::kB32);
+    f.emit(Instruction::ld_param(Type::kB32, taddr, base));
+    f.emit(Instruction::ld_param(Type::kB32, count, columns));
+    f.emit(Instruction::tcgen05_dealloc(taddr, count));
+    f.emit(Instruction::ret());
+  }
+  for (bool before : {true, false}) {
+    Function& f = module.add_function(
+        Function::Kind::kFunc, before ? "tmemjit_fence_before_sync" : "tmemjit_fence_after_sync");
+    f.emit(before ? Instruction::tcgen05_fence_before() : Instruction::tcgen05_fence_after());
+    f.emit(Instruction::ret());
+  }
+}
+
+std::vector<std::string> emulated_instructions(const TransferCode& code) {
+  std::vector<std::string> out;
+  const int count = code.plan.instructions_per_warp();
+  for (int k = 0; k < count; ++k)
+    out.push_back(code.plan.op.to_string() + " of " + code.options.name + " (instruction " +
+                  std::to_string(k + 1) + " of " + std::to_string(count) + ")");
+  return out;
+}
+
+std::string ptx_without_header(const std::string& ptx) {
+  std::istringstream lines(ptx);
+  std::string line, out;
+  while (std::getline(lines, line)) {
+    if (line.rfind(".version", 0) == 0 || line.rfind(".target", 0) == 0 ||
+        line.rfind(".address_size", 0) == 0 || line.rfind("// generated by libtmemjit", 0) == 0)
+      continue;
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace tmem::kernels

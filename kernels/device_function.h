@@ -1,34 +1,142 @@
-// Embeddable PTX for users' own kernels (DESIGN.md §4): a `.visible .func` that performs a Plan's
-// tcgen05.st or tcgen05.ld on the caller's registers. (The CUDA C++ twin is
-// cuda_device_function in kernels/transfer_kernels.h.)
+// Embeddable transfers for users' own kernels (DESIGN.md §4, §7): the `.visible .func` form of a
+// Plan, the CUDA C++ form (inline asm, or the emulated form for sm_90), the lifecycle helpers,
+// NAME_coord's index map, and what compile_kernel's NVRTC front end sees of a transfer.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/ptx/ir.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
+#include "tmem/specialize.h"
 #include "tmem/target.h"
+#include "tmem/transfer.h"
 
 namespace tmem::kernels {
 
-// The function's name, "tmem_transfer" (as the CUDA C++ form).
+// The function's default name, "tmem_transfer".
 std::string device_function_name();
 
 // Builds a module holding only
-//   st: .visible .func tmem_transfer(.param .b32 tmem_base, .param .b32 slot0, .., slot<N-1>)
-//   ld: .visible .func (.param .align 4 .b8 regs[4N]) tmem_transfer(.param .b32 tmem_base)
+//   st: .visible .func NAME(.param .b32 tmem_base, .param .b32 slot0, .., slot<N-1>
+//                           [, .param .b32 warp] [, .param .b32 column])
+//   ld: .visible .func (.param .align 4 .b8 regs[4N]) NAME(.param .b32 tmem_base
+//                           [, .param .b32 warp] [, .param .b32 column])
 // with N = plan.regs_per_thread: parameter slot<s>, or bytes [4s, 4s+4) of `regs`, is register
 // slot s of the plan (regs[s] of the CUDA C++ form); ld returns 0 in slots the plan does not load.
 // The return is one aggregate because ptxas takes several return parameters only as .reg, which
-// is not the callable ABI; in C++ terms the functions are
-//   extern "C" __device__ void tmem_transfer(unsigned tmem_base, unsigned slot0, ...);
-//   struct Regs { unsigned r[N]; }; extern "C" __device__ Regs tmem_transfer(unsigned tmem_base);
-// Contract for the caller: a one-dimensional CTA whose warp (%tid.x / 32) plays the plan's group
-// (warp W at warp scope); every thread of the warp calls it (the instructions are .sync.aligned);
-// tmem_base is what tcgen05.alloc wrote; the columns are allocated. It ends with wait::st or
-// wait::ld. A whole-program compile drops an uncalled .func: compile it as relocatable code
-// (ptxas -c) and link it, or put the caller in the same module.
-Result<ptx::Module> build_device_function(const Plan& plan, Target target = Target::kSm100a);
+// is not the callable ABI. Contract for the caller: the warp (%tid.x / 32, or `warp`) plays the
+// plan's group; every thread of the warp calls it (.sync.aligned); tmem_base is what
+// tcgen05.alloc wrote; the columns are allocated. It ends with wait::st or wait::ld unless
+// options.wait is false. A whole-program compile drops an uncalled .func: compile it as
+// relocatable code (ptxas -c) and link it, or put the caller in the same module.
+// options.name names the function (default "tmem_transfer"); options.language is ignored.
+Result<ptx::Module> build_device_function(const Plan& plan, Target target = Target::kSm100a,
+                                          const DeviceFunctionOptions& options = {});
+
+// ---- NAME_coord -------------------------------------------------------------------------------
+
+// One value of NAME_coord's index as closed-form arithmetic:
+// constant + sum over set bits b of `thread` of thread_bits[b] + the same over `slot`.
+struct CoordTerms {
+  std::int64_t constant = 0;
+  std::vector<std::int64_t> thread_bits;
+  std::vector<std::int64_t> slot_bits;
+};
+
+// Which element of the register tensor (its logical index, before rearrange/view/permute/[])
+// each thread of the scope holds in each register slot: what NAME_coord returns.
+struct CoordMap {
+  int threads = 0;  // threads of the scope: 32 (warp), 128 (warpgroup), 32 * NW (cta)
+  int slots = 0;    // the plan's registers per thread
+  int rank = 0;     // the register tensor's rank
+  std::vector<std::pair<int, int>> used_slots;  // [begin, end) ranges of the slots the plan moves
+  // index(thread, slot)[d] = dims[d] evaluated, for every thread < threads and used slot...
+  bool additive = false;
+  std::vector<CoordTerms> dims;
+  // ... or, when that does not hold, per used slot (thread terms only; slot_bits empty).
+  std::vector<std::pair<int, std::vector<CoordTerms>>> per_slot;
+  bool expressible = true;  // false: neither form holds; NAME_coord returns -1 (never so far)
+  std::vector<int> table;   // [thread][slot][dim], -1 where unused: the reference
+
+  int at(int thread, int slot, int dim) const noexcept {
+    return table[(static_cast<size_t>(thread) * static_cast<size_t>(slots) +
+                  static_cast<size_t>(slot)) *
+                     static_cast<size_t>(rank) +
+                 static_cast<size_t>(dim)];
+  }
+  bool slot_used(int slot) const noexcept;
+};
+// Requires: plan == check(spec). For 16-bit register dtypes, the element in the slot's low half.
+Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan);
+
+// ---- a transfer ready for code generation ------------------------------------------------------
+
+struct TransferCode {
+  Plan plan;
+  CoordMap coord;
+  DeviceFunctionOptions options;
+  bool f32 = false;  // the register view's dtype is f32: the float overload exists
+  int first_id = 1;  // emulation: the status code of the transfer's first instruction
+};
+
+// kUsage unless `name` is a C identifier that is neither a C++ keyword nor reserved (a leading
+// "__" or "tmemjit"); `what` says whose name it is in the message.
+Status check_identifier(std::string_view name, std::string_view what = "transfer name");
+// The names a transfer defines: NAME, NAME_regs, NAME_wait, NAME_coord.
+std::vector<std::string> transfer_symbols(const std::string& name);
+
+// check(spec), the coord map and the name check, as the generators need them.
+Result<TransferCode> prepare_transfer(const TransferSpec& spec,
+                                      const DeviceFunctionOptions& options);
+
+// The CUDA C++ lifecycle block (namespace tmemjit: alloc, dealloc, fence_before_sync,
+// fence_after_sync; for sm_90 also the emulation state and helpers), guarded by a macro so that
+// it is defined once per translation unit.
+std::string cuda_lifecycle(Target target);
+// The transfer's CUDA C++ functions, inline: tcgen05 asm, or the emulated form for sm_90.
+std::string cuda_transfer(const TransferCode& code, Target target);
+// What compile_kernel's front end sees of a transfer: N_regs, the inline wrappers and N_wait,
+// and the external functions (namespace tmemjit::detail) whose PTX definitions
+// add_detail_functions builds per layout. Depends only on front_end_signature(code).
+std::string cuda_front_end_declarations(const TransferCode& code);
+// Everything of a transfer the front end depends on (its name, direction, registers, dtype,
+// rank and options), as text for a cache key.
+std::string front_end_signature(const TransferCode& code);
+// The mangled names of the external functions of cuda_front_end_declarations.
+std::string detail_transfer_symbol(const TransferCode& code);
+std::string detail_coord_symbol(const TransferCode& code);
+// Where the coord map is additive (every layout so far), NAME_coord is inline arithmetic over
+// an external __constant__ table instead of a call: [0] the scope's threads, then per dim
+// kCoordThreadBits thread-bit weights, then per slot and dim the slot's base value
+// (kCoordUnused for a slot the plan leaves unused).
+inline constexpr int kCoordThreadBits = 10;  // threads of a CTA: < 1024
+inline constexpr int kCoordUnused = -2147483647 - 1;
+bool coord_by_table(const TransferCode& code);
+std::vector<int> coord_table(const TransferCode& code);
+std::string detail_coord_table_symbol(const TransferCode& code);
+// `.const .align 4 .b32 SYMBOL[n] = {...};` of coord_table(code).
+std::string ptx_coord_table(const TransferCode& code);
+
+// Adds the transfer's .funcs to `module`: NAME (as build_device_function), NAME_wait and
+// NAME_coord under the given symbols (`wait_symbol` empty: no wait function).
+Status add_transfer_functions(ptx::Module& module, const TransferCode& code,
+                              const std::string& transfer_symbol, const std::string& wait_symbol,
+                              const std::string& coord_symbol);
+// Adds the PTX lifecycle .funcs: tmemjit_alloc(.b32 smem_address, .b32 columns),
+// tmemjit_dealloc(.b32 tmem_base, .b32 columns), tmemjit_fence_before_sync(),
+// tmemjit_fence_after_sync().
+void add_lifecycle_functions(ptx::Module& module);
+
+// The emulation's description of status code `first_id + k` of the transfer: its instruction.
+std::vector<std::string> emulated_instructions(const TransferCode& code);
+
+// The PTX module text without its header (.version, .target, .address_size), for splicing
+// functions into another module.
+std::string ptx_without_header(const std::string& ptx);
 
 }  // namespace tmem::kernels

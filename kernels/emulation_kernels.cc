@@ -20,64 +20,6 @@ using ptx::Reg;
 using ptx::RegClass;
 using ptx::Type;
 
-constexpr int kLaneBits = 5;
-
-// The native image of one opcode as a lane part plus a register part: cell k of register r of
-// lane l is at (row, col) = sum over set bits b of l of lane_bits[b] + cells[r][k], in the access
-// given by lane bit access_bit (16x32bx2) or access 0.
-struct SplitImage {
-  struct Term {
-    int row = 0;
-    int col = 0;
-  };
-  std::array<Term, kLaneBits> lane_bits{};
-  int access_bit = -1;
-  int cells_per_reg = 1;
-  std::vector<std::array<TmemCell, 2>> cells;  // per register, relative to lane 0
-};
-
-Result<SplitImage> split_image(const Opcode& op) {
-  SplitImage split;
-  const int regs = op.regs_per_thread();
-  split.cells.resize(static_cast<size_t>(regs));
-  for (int r = 0; r < regs; ++r)
-    split.cells_per_reg = tmem_cells(op, 0, r, split.cells[static_cast<size_t>(r)]);
-  const TmemCell origin = split.cells[0][0];
-  for (int b = 0; b < kLaneBits; ++b) {
-    std::array<TmemCell, 2> at{};
-    tmem_cells(op, 1 << b, 0, at);
-    if (at[0].access != origin.access) {
-      split.access_bit = b;
-      continue;
-    }
-    split.lane_bits[static_cast<size_t>(b)] = {at[0].row - origin.row, at[0].col - origin.col};
-  }
-  // The lowering relies on this decomposition; check it for every lane, register and cell.
-  for (int l = 0; l < 32; ++l) {
-    int row = 0, col = 0, access = 0;
-    for (int b = 0; b < kLaneBits; ++b) {
-      if (!(l >> b & 1)) continue;
-      if (b == split.access_bit) access = 1;
-      row += split.lane_bits[static_cast<size_t>(b)].row;
-      col += split.lane_bits[static_cast<size_t>(b)].col;
-    }
-    for (int r = 0; r < regs; ++r) {
-      std::array<TmemCell, 2> at{};
-      const int n = tmem_cells(op, l, r, at);
-      for (int k = 0; k < n; ++k) {
-        const TmemCell& base = split.cells[static_cast<size_t>(r)][static_cast<size_t>(k)];
-        if (at[static_cast<size_t>(k)] !=
-            TmemCell{access, base.row + row, base.col + col, base.half})
-          return Error(ErrorCode::kInternal, "emulation: the native image of " + op.to_string() +
-                                                 " is not additive over the lane bits (lane " +
-                                                 std::to_string(l) + ", register " +
-                                                 std::to_string(r) + ")");
-      }
-    }
-  }
-  return split;
-}
-
 class Lowering {
  public:
   explicit Lowering(const ptx::Module& in) : in_(in), out_(Target::kSm90) {}
@@ -411,6 +353,48 @@ class Lowering {
 
 }  // namespace
 
+Result<SplitImage> split_image(const Opcode& op) {
+  SplitImage split;
+  const int regs = op.regs_per_thread();
+  split.cells.resize(static_cast<size_t>(regs));
+  for (int r = 0; r < regs; ++r)
+    split.cells_per_reg = tmem_cells(op, 0, r, split.cells[static_cast<size_t>(r)]);
+  const TmemCell origin = split.cells[0][0];
+  for (int b = 0; b < kLaneBits; ++b) {
+    std::array<TmemCell, 2> at{};
+    tmem_cells(op, 1 << b, 0, at);
+    if (at[0].access != origin.access) {
+      split.access_bit = b;
+      continue;
+    }
+    split.lane_bits[static_cast<size_t>(b)] = {at[0].row - origin.row, at[0].col - origin.col};
+  }
+  // The lowering relies on this decomposition; check it for every lane, register and cell.
+  for (int l = 0; l < 32; ++l) {
+    int row = 0, col = 0, access = 0;
+    for (int b = 0; b < kLaneBits; ++b) {
+      if (!(l >> b & 1)) continue;
+      if (b == split.access_bit) access = 1;
+      row += split.lane_bits[static_cast<size_t>(b)].row;
+      col += split.lane_bits[static_cast<size_t>(b)].col;
+    }
+    for (int r = 0; r < regs; ++r) {
+      std::array<TmemCell, 2> at{};
+      const int n = tmem_cells(op, l, r, at);
+      for (int k = 0; k < n; ++k) {
+        const TmemCell& base = split.cells[static_cast<size_t>(r)][static_cast<size_t>(k)];
+        if (at[static_cast<size_t>(k)] !=
+            TmemCell{access, base.row + row, base.col + col, base.half})
+          return Error(ErrorCode::kInternal, "emulation: the native image of " + op.to_string() +
+                                                 " is not additive over the lane bits (lane " +
+                                                 std::to_string(l) + ", register " +
+                                                 std::to_string(r) + ")");
+      }
+    }
+  }
+  return split;
+}
+
 Result<EmulationKernel> lower_to_emulation(const ptx::Module& module) {
   return Lowering(module).run();
 }
@@ -454,6 +438,77 @@ Status check_emulation_status(const EmulationKernel& kernel,
                                        " are outside the " + std::to_string(op.alloc_columns) +
                                        " allocated columns");
   }
+  return std::monostate{};
+}
+
+Status decode_user_emulation_status(std::span<const std::uint32_t> status, unsigned cta,
+                                    std::span<const std::string> instructions,
+                                    std::vector<std::string>& warnings) {
+  std::optional<Error> violation;
+  for (size_t thread = 0; 2 * thread + 1 < status.size() && thread < kEmuMaxThreads; ++thread) {
+    const std::uint32_t word = status[2 * thread], address = status[2 * thread + 1];
+    if (word == 0) continue;
+    const auto event = static_cast<EmuEvent>(word >> 24);
+    const std::uint32_t id = word & 0xFFFFFFu;
+    const int warp = static_cast<int>(thread / 32);
+    const int lane = static_cast<int>(address >> 16), column = static_cast<int>(address & 0xFFFF);
+    const std::string what =
+        id >= 1 && id <= instructions.size()
+            ? instructions[id - 1]
+            : (event == EmuEvent::kDealloc ? std::string("tmemjit::dealloc")
+                                           : "instruction " + std::to_string(id));
+    const std::string who = "thread " + std::to_string(thread) + " (warp " + std::to_string(warp) +
+                            ") of CTA " + std::to_string(cta);
+    const std::string where =
+        "TMEM address lane " + std::to_string(lane) + ", column " + std::to_string(column);
+    const int slab = 32 * (warp % 4);
+    switch (event) {
+      case EmuEvent::kWarpRelative: {
+        const std::string line = "emulated " + what + " by " + who + " at " + where +
+                                 ": a warp-relative lane address (lane " + std::to_string(lane) +
+                                 " from warp " + std::to_string(warp) + ", whose lane slab is " +
+                                 std::to_string(slab) + "-" + std::to_string(slab + 31) +
+                                 "); the ISA asks for lanes in the warp's slab; emulated as lane " +
+                                 std::to_string(slab + lane) +
+                                 ", as DeepGEMM and TileLang kernels expect";
+        bool seen = false;
+        for (const std::string& w : warnings) seen |= w.rfind("emulated " + what + " by ", 0) == 0;
+        if (!seen) warnings.push_back(line);
+        break;
+      }
+      case EmuEvent::kSlab:
+        if (!violation)
+          violation =
+              Error(ErrorCode::kRule, "emulated " + what + " by " + who + " at " + where +
+                                          ": rule R17: the access's lanes are outside warp " +
+                                          std::to_string(warp) + "'s lane slab " +
+                                          std::to_string(slab) + "-" + std::to_string(slab + 31));
+        break;
+      case EmuEvent::kColumns: {
+        const std::uint32_t allocated =
+            status.size() > kEmuStatusWords ? status[kEmuStatusWords] : 0;
+        if (!violation)
+          violation = Error(ErrorCode::kRule,
+                            "emulated " + what + " by " + who + " at " + where +
+                                ": rule R19: the access's columns are outside the " +
+                                (allocated ? std::to_string(allocated) + " allocated columns"
+                                           : std::string("allocation (no tmemjit::alloc ran)")));
+        break;
+      }
+      case EmuEvent::kDealloc:
+        if (!violation)
+          violation =
+              Error(ErrorCode::kRule, "emulated tmemjit::dealloc by " + who + " of " + where +
+                                          ": rule R23: dealloc of an address that alloc "
+                                          "did not return (it returned lane 0, column 0)");
+        break;
+      default:
+        if (!violation)
+          violation = Error(ErrorCode::kInternal, "emulation: " + who + " reported unknown event " +
+                                                      std::to_string(word >> 24));
+    }
+  }
+  if (violation) return std::move(*violation);
   return std::monostate{};
 }
 

@@ -25,6 +25,7 @@
 // recorded in the thread's status slot, and check_emulation_status() turns it into an error.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "runtime/ptx/ir.h"
+#include "tmem/image.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
@@ -68,6 +70,46 @@ struct EmulationKernel {
   ptx::Module module;                        // target sm_90, no tcgen05 instruction
   std::vector<EmulatedInstruction> checked;  // status code k names checked[k - 1]
 };
+
+// The native image of one opcode as a lane part plus a register part: cell k of register r of
+// lane l is at (row, col) = sum over set bits b of l of lane_bits[b] + cells[r][k], in the access
+// given by lane bit access_bit (16x32bx2) or access 0. Every native image is additive over the
+// lane bits: split_image checks it for every lane, register and cell (kInternal otherwise).
+inline constexpr int kLaneBits = 5;
+struct SplitImage {
+  struct Term {
+    int row = 0;
+    int col = 0;
+  };
+  std::array<Term, kLaneBits> lane_bits{};
+  int access_bit = -1;
+  int cells_per_reg = 1;
+  std::vector<std::array<TmemCell, 2>> cells;  // per register, relative to lane 0
+};
+Result<SplitImage> split_image(const Opcode& op);
+
+// Emulated TMEM of users' kernels (compile_kernel for Target::kSm90, docs/specialization.md):
+// the library binds `tmemjit::emu_state` (mangled kEmuStateSymbol) to two arrays with one region
+// per CTA: kEmuTmemWords of TMEM cells (lane-major, 512 columns per lane), and
+// kEmuUserStatusWords of status: two words per thread (as the harness's status slots, with the
+// kind of event in bits 31:24 and the instruction's id below), then a header whose word 0 is the
+// allocated columns.
+inline constexpr const char* kEmuStateSymbol = "_ZN7tmemjit9emu_stateE";
+inline constexpr std::size_t kEmuHeaderWords = 16;
+inline constexpr std::size_t kEmuUserStatusWords = kEmuStatusWords + kEmuHeaderWords;
+enum class EmuEvent : std::uint32_t {
+  kNone = 0,
+  kSlab = 1,          // lanes outside the warp's lane slab (rule R17): access skipped
+  kColumns = 2,       // columns outside the allocation (rule R19): access skipped
+  kDealloc = 3,       // dealloc of an address alloc did not return (rule R23)
+  kWarpRelative = 4,  // a warp-relative lane address, emulated in the warp's own slab (warning)
+};
+// Decodes the status slots of one CTA (kEmuStatusWords words at least) of a user kernel:
+// `instructions[id - 1]` describes id. Adds one line per warning to `warnings` (once per
+// instruction, first thread) and returns the first violation as a kRule error.
+Status decode_user_emulation_status(std::span<const std::uint32_t> status, unsigned cta,
+                                    std::span<const std::string> instructions,
+                                    std::vector<std::string>& warnings);
 
 // Lowers a tcgen05 module (any target) as described above. Fails with kInternal on IR the
 // lowering does not know (a tcgen05.ld/st before any alloc, a native image that is not additive).

@@ -36,7 +36,7 @@ Reg emit_warp_address(ptx::Function& f, const Plan& plan, Reg base, Reg warp) {
 }
 
 void emit_transfer(ptx::Function& f, const Plan& plan, bool store, Reg warp_base,
-                   const std::map<int, Reg>& slot_regs) {
+                   const std::map<int, Reg>& slot_regs, bool wait) {
   // The plan's opcode names one direction; a round trip uses its shape both ways.
   const Opcode op = Opcode::make(store ? Direction::kStore : Direction::kLoad, plan.op.shape(),
                                  plan.op.num(), plan.op.packed())
@@ -53,7 +53,7 @@ void emit_transfer(ptx::Function& f, const Plan& plan, bool store, Reg warp_base
     f.emit(store ? Instruction::tcgen05_st(op, taddr, regs, plan.imm)
                  : Instruction::tcgen05_ld(op, regs, taddr, plan.imm));
   }
-  f.emit(store ? Instruction::tcgen05_wait_st() : Instruction::tcgen05_wait_ld());
+  if (wait) f.emit(store ? Instruction::tcgen05_wait_st() : Instruction::tcgen05_wait_ld());
 }
 
 }  // namespace tmem::kernels

@@ -16,9 +16,9 @@ namespace tmem::kernels {
 ptx::Reg emit_warp_address(ptx::Function& f, const Plan& plan, ptx::Reg base, ptx::Reg warp);
 
 // One tcgen05.st (store) or tcgen05.ld per repeat k at warp_base + (h_k << 16) + c_k, with the
-// registers of the repeat's slots, then tcgen05.wait::st or wait::ld.
+// registers of the repeat's slots, then (unless `wait` is false) tcgen05.wait::st or wait::ld.
 // Requires: `slot_regs` holds a b32 register for every slot of the plan.
 void emit_transfer(ptx::Function& f, const Plan& plan, bool store, ptx::Reg warp_base,
-                   const std::map<int, ptx::Reg>& slot_regs);
+                   const std::map<int, ptx::Reg>& slot_regs, bool wait = true);
 
 }  // namespace tmem::kernels

@@ -89,5 +89,6 @@ int cmd_image(const std::vector<std::string>& argv);
 int cmd_layout(const std::vector<std::string>& argv);
 int cmd_draw(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
+int cmd_specialize(const std::vector<std::string>& argv);
 
 }  // namespace tmemjit_cli

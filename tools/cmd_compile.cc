@@ -1,36 +1,36 @@
 // tmemjit ptx / tmemjit compile: synthesize the kernels of a checked transfer and compile them.
-#include <chrono>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
-#include "kernels/device_function.h"
-#include "kernels/transfer_kernels.h"
-#include "runtime/compile/backends.h"
-#include "runtime/jit/compile_transfer.h"
 #include "tmem/check.h"
 #include "tmem/compile.h"
+#include "tmem/jit.h"
+#include "tmem/specialize.h"
 #include "tools/cli.h"
 
 namespace tmemjit_cli {
 namespace {
 
-// A CUDA C++ translation unit around the plan's device function, so NVRTC compiles it for real:
-// each thread moves its slots between global memory and the registers the function transfers.
-std::string cuda_translation_unit(const tmem::Plan& plan) {
-  const int slots = std::max(plan.regs_per_thread, 1);
-  return tmem::kernels::cuda_device_function(plan) +
+// A CUDA C++ translation unit around the device function, so NVRTC compiles it for real: each
+// thread moves its slots between global memory and the registers the function transfers.
+std::string cuda_translation_unit(const tmem::DeviceFunction& function) {
+  const std::string slots = std::to_string(std::max(function.regs_per_thread, 1));
+  return function.source +
          "\nextern \"C\" __global__ void tmem_cuda_transfer(unsigned int tmem_base, unsigned int* "
          "io) {\n"
          "  unsigned int regs[" +
-         std::to_string(slots) +
+         slots +
          "];\n"
          "  for (int s = 0; s < " +
-         std::to_string(slots) + "; ++s) regs[s] = io[threadIdx.x * " + std::to_string(slots) +
+         slots + "; ++s) regs[s] = io[threadIdx.x * " + slots +
          " + s];\n"
-         "  tmem_transfer(tmem_base, regs);\n"
+         "  " +
+         function.name +
+         "(tmem_base, regs);\n"
          "  for (int s = 0; s < " +
-         std::to_string(slots) + "; ++s) io[threadIdx.x * " + std::to_string(slots) +
-         " + s] = regs[s];\n}\n";
+         slots + "; ++s) io[threadIdx.x * " + slots + " + s] = regs[s];\n}\n";
 }
 
 // The --kernel forms (DESIGN.md §5). Beyond the harness KernelKinds: `dump` is the `store` kernel
@@ -53,6 +53,7 @@ struct Synthesis {
   std::string kernel;  // one of kKernelForms
   std::string text;    // PTX or CUDA C++
   tmem::Target target = tmem::Target::kSm100a;
+  std::optional<tmem::DeviceFunction> function;  // for cuda and func
 };
 
 std::vector<OptionSpec> with(std::vector<OptionSpec> extra) {
@@ -61,40 +62,83 @@ std::vector<OptionSpec> with(std::vector<OptionSpec> extra) {
   return options;
 }
 
+// --target: a tcgen05 target, or sm_90 for the emulated forms (parse_target refuses it: no
+// tcgen05 runs there).
+tmem::Result<tmem::Target> target_of(const Args& args) {
+  const std::string text = args.get("--target").value_or("sm_100a");
+  if (text == "sm_90") return tmem::Target::kSm90;
+  return tmem::parse_target(text);
+}
+
+// --name, --no-wait, --warp-arg, --column-arg: the device function's options (DESIGN.md §7).
+tmem::Result<tmem::DeviceFunctionOptions> function_options(const Args& args,
+                                                           tmem::Language language) {
+  tmem::DeviceFunctionOptions options;
+  options.language = language;
+  if (auto name = args.get("--name")) options.name = *name;
+  options.wait = !args.has("--no-wait");
+  options.warp_argument = args.has("--warp-arg");
+  options.column_argument = args.has("--column-arg");
+  return options;
+}
+
 tmem::Result<Synthesis> synthesize(const Args& args) {
   Synthesis out;
-  if (auto target = args.get("--target")) {
-    auto parsed = tmem::parse_target(*target);
-    if (!parsed) return parsed.error();
-    out.target = *parsed;
-  }
+  auto target = target_of(args);
+  if (!target) return target.error();
+  out.target = *target;
   auto form = kernel_form(args);
   if (!form) return form.error();
   out.kernel = *form;
+  const bool function = out.kernel == "cuda" || out.kernel == "func";
+  for (const char* flag : {"--name", "--no-wait", "--warp-arg", "--column-arg"})
+    if (args.has(flag) && !function)
+      return tmem::Error(tmem::ErrorCode::kUsage, std::string(flag) +
+                                                      " shapes a device function: use it with "
+                                                      "--kernel cuda or --kernel func");
   auto spec = spec_from_args(args);
   if (!spec) return spec.error();
-  auto plan = tmem::check(*spec);
-  if (!plan) return plan.error();
-  if (out.kernel == "cuda") {
-    out.text = cuda_translation_unit(*plan);
+  if (function) {
+    auto options =
+        function_options(args, out.kernel == "cuda" ? tmem::Language::kCuda : tmem::Language::kPtx);
+    if (!options) return options.error();
+    auto made = tmem::device_function(*spec, *options, out.target);
+    if (!made) return made.error();
+    out.text = made->source;
+    out.function = std::move(made).value();
     return out;
   }
-  auto module =
-      out.kernel == "func"
-          ? tmem::kernels::build_device_function(*plan, out.target)
-          : tmem::kernels::build_kernel(
-                *plan, tmem::parse_kernel_kind(kind_name(out.kernel)).value(), out.target);
-  if (!module) return module.error();
-  auto ptx = tmem::ptx::print(*module);
+  auto ptx =
+      tmem::transfer_ptx(*spec, tmem::parse_kernel_kind(kind_name(out.kernel)).value(), out.target);
   if (!ptx) return ptx.error();
   out.text = std::move(ptx).value();
   return out;
 }
 
+// "memory hit", "disk hit", "remote hit", "miss" or "off": compile --json's words for the tier.
+std::string cache_text(const tmem::CompileReport& report) {
+  switch (report.cache) {
+    case tmem::CacheSource::kMemory:
+      return "memory hit";
+    case tmem::CacheSource::kDisk:
+      return "disk hit";
+    case tmem::CacheSource::kRemote:
+      return "remote hit";
+    case tmem::CacheSource::kCompiled:
+      break;
+  }
+  return report.cache_enabled ? "miss" : "off";
+}
+
 }  // namespace
 
 int cmd_ptx(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, with({{"--kernel", true}, {"--target", true}}));
+  auto args = parse_args(argv, with({{"--kernel", true},
+                                     {"--target", true},
+                                     {"--name", true},
+                                     {"--no-wait", false},
+                                     {"--warp-arg", false},
+                                     {"--column-arg", false}}));
   if (!args) return report(args.error(), false);
   auto synthesis = synthesize(*args);
   if (!synthesis) return report(synthesis.error(), args->json());
@@ -161,10 +205,15 @@ int cmd_compile(const std::vector<std::string>& argv) {
   tmem::Backend backend = options.backend;
   double compile_ms = 0;
   if (cuda || func) {  // not cached: neither is a harness kernel
-    auto synthesis = synthesize(*args);
-    if (!synthesis) return report(synthesis.error(), json);
-    auto module = cuda ? tmem::compile_cuda(synthesis->text, "tmem_cuda_transfer", options)
-                       : tmem::compile_ptx(synthesis->text, options);
+    auto spec = spec_from_args(*args);
+    if (!spec) return report(spec.error(), json);
+    tmem::DeviceFunctionOptions function_options;
+    function_options.language = cuda ? tmem::Language::kCuda : tmem::Language::kPtx;
+    auto function = tmem::device_function(*spec, function_options, options.target);
+    if (!function) return report(function.error(), json);
+    auto module =
+        cuda ? tmem::compile_cuda(cuda_translation_unit(*function), "tmem_cuda_transfer", options)
+             : tmem::compile_ptx(function->source, options);
     if (!module) return report(module.error(), json);
     cubin = std::move(module->cubin);
     log = std::move(module->log);
@@ -175,16 +224,15 @@ int cmd_compile(const std::vector<std::string>& argv) {
     if (!kind) return report(kind.error(), json);
     auto spec = spec_from_args(*args);
     if (!spec) return report(spec.error(), json);
-    tmem::TransferCompileReport info;
-    auto compiled = tmem::compile_transfer_reported(*spec, options, *kind, &info);
-    if (!compiled)
-      return report(compiled.error(), json, {{"cache", std::string(tmem::to_string(info.lookup))}});
+    tmem::CompileReport info;
+    auto compiled = tmem::compile_transfer(*spec, options, *kind, &info);
+    if (!compiled) return report(compiled.error(), json, {{"cache", cache_text(info)}});
     cubin.assign(compiled->cubin().begin(), compiled->cubin().end());
     log = std::move(info.log);
     backend = info.backend;
     compile_ms = info.compile_ms;
-    cache = std::string(tmem::to_string(info.lookup));
-    key = info.key.hex();
+    cache = cache_text(info);
+    key = info.key;
     std::cerr << "cache: " << cache << "\n";
   }
   std::string output = args->get("-o").value_or("");

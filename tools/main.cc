@@ -21,7 +21,8 @@ constexpr CommandEntry kCommands[] = {
     {"check", tmemjit_cli::cmd_check, "check SPEC [--json]"},
     {"plan", tmemjit_cli::cmd_plan, "plan SPEC [--json]"},
     {"ptx", tmemjit_cli::cmd_ptx,
-     "ptx SPEC [--kernel roundtrip|store|load|fill|dump|func|cuda] [--target T]"},
+     "ptx SPEC [--kernel roundtrip|store|load|fill|dump|func|cuda] [--target T]\n"
+     "                 [--name N] [--no-wait] [--warp-arg] [--column-arg]   (func, cuda)"},
     {"compile", tmemjit_cli::cmd_compile,
      "compile SPEC [--kernel K] [--backend auto|nvptxcompiler|nvjitlink|ptxas|nvrtc|driver]\n"
      "                 [--target T] [-o FILE] [--keep DIR]\n"
@@ -29,6 +30,10 @@ constexpr CommandEntry kCommands[] = {
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
     {"cache", tmemjit_cli::cmd_cache, "cache stats|clear [--cache-dir DIR] [--json]"},
+    {"specialize", tmemjit_cli::cmd_specialize,
+     "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
+     "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
+     "                 [--no-wait] [--warp-arg] [--column-arg] [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--json] [--no-cache | --cache-dir DIR]"},
 };

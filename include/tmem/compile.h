@@ -88,17 +88,17 @@ Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::s
 // What one cached compile did (compile_transfer and compile_kernel with a report).
 struct CompileReport {
   CacheSource cache = CacheSource::kCompiled;  // who answered (kCompiled: this call compiled)
-  bool cache_enabled = true;   // false: caching was off, so this call compiled uncached
+  bool cache_enabled = true;              // false: caching was off, so this call compiled uncached
   Backend backend = Backend::kNvJitLink;  // the resolved backend of the final compile
-  double compile_ms = 0;       // wall time of the compile this call ran; 0 on a hit
-  std::string key;             // the cache key, 32 hex digits
-  std::string log;             // the compiler's log kept with the entry (also after a hit)
+  double compile_ms = 0;                  // wall time of the compile this call ran; 0 on a hit
+  std::string key;                        // the cache key, 32 hex digits
+  std::string log;                    // the compiler's log kept with the entry (also after a hit)
   std::vector<std::string> warnings;  // e.g. a transfer the source never calls
 
   // compile_kernel only.
   CacheSource front_end_cache = CacheSource::kCompiled;  // where the source's front end came from
-  double front_end_ms = 0;     // NVRTC time of this call (0 when reused or for PTX sources)
-  std::string entry;           // the entry's name in the cubin (lowered for C++ names)
+  double front_end_ms = 0;  // NVRTC time of this call (0 when reused or for PTX sources)
+  std::string entry;        // the entry's name in the cubin (lowered for C++ names)
   struct Transfer {
     std::string name;
     std::string op;

@@ -64,12 +64,12 @@ class Kernel {
   // Whether this kernel runs the emulated transfers of compile_kernel for Target::kSm90.
   bool emulated() const noexcept;
   // Emulated kernels: waits for the device (cuCtxSynchronize), then reads what the emulation
-  // recorded in the launches since the previous call. An access the hardware refuses (lanes
-  // outside the warp's lane slab, columns outside the allocation, a dealloc of another address)
-  // is a kRule error naming the instruction, the thread and the rule; a pattern the ISA leaves
-  // open and the emulation resolved (a warp-relative lane address: lane 0 or 16 from every warp,
-  // emulated in the warp's own slab) is one warning per instruction, naming the first thread.
-  // Other kernels: no warnings.
+  // recorded in the last launch (each launch starts with cleared records). An access the hardware
+  // refuses (lanes outside the warp's lane slab, columns outside the allocation, a dealloc of
+  // another address) is a kRule error naming the instruction, the thread and the rule; a pattern
+  // the ISA leaves open and the emulation resolved (a warp-relative lane address: lane 0 or 16 from
+  // every warp, emulated in the warp's own slab) is one warning per instruction, naming the first
+  // thread. Other kernels: no warnings.
   Result<std::vector<std::string>> emulation_check() const;
 
  private:

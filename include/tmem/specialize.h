@@ -21,7 +21,7 @@ namespace tmem {
 // The language of generated device code and of a user's kernel source.
 enum class Language { kCuda, kPtx };
 std::string_view to_string(Language language) noexcept;  // "cuda", "ptx"
-Result<Language> parse_language(std::string_view text);   // names the allowed set on failure
+Result<Language> parse_language(std::string_view text);  // names the allowed set on failure
 
 struct DeviceFunctionOptions {
   // A C identifier (letters, digits, '_', not starting with a digit, not a C++ keyword, not
@@ -39,7 +39,8 @@ struct DeviceFunctionOptions {
 // same names as .func, docs/specialization.md), for a transfer named N with R registers/thread:
 //
 //   constexpr int N_regs = R;
-//   __device__ void N(uint32_t tmem_base, uint32_t (&regs)[R] [, uint32_t warp] [, uint32_t column]);
+//   __device__ void N(uint32_t tmem_base, uint32_t (&regs)[R] [, uint32_t warp] [, uint32_t
+//   column]);
 //   __device__ void N(uint32_t tmem_base, float (&regs)[R] ...);  // register view's dtype f32
 //   __device__ void N_wait();                          // tcgen05.wait::ld / ::st
 //   __device__ void N_coord(uint32_t thread, int slot, int (&index)[RANK]);

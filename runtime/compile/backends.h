@@ -25,12 +25,11 @@ struct CudaToPtx {
   std::vector<std::string> lowered_names;
   double compile_ms = 0;
 };
-Result<CudaToPtx> compile_cuda_to_ptx(const std::string& cuda_source,
-                                      const std::string& program_name,
-                                      const std::vector<std::pair<std::string, std::string>>& headers,
-                                      const std::vector<std::string>& nvrtc_options,
-                                      const std::vector<std::string>& name_expressions,
-                                      const CompileOptions& options, bool relocatable);
+Result<CudaToPtx> compile_cuda_to_ptx(
+    const std::string& cuda_source, const std::string& program_name,
+    const std::vector<std::pair<std::string, std::string>>& headers,
+    const std::vector<std::string>& nvrtc_options, const std::vector<std::string>& name_expressions,
+    const CompileOptions& options, bool relocatable);
 
 // The exact option list a backend receives for `options` (without input and output files); for
 // kDriver the cuLinkCreate options as NAME=VALUE. kAuto is resolved first.

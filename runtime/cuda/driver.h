@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tmem/kernel.h"
@@ -58,6 +59,9 @@ class LoadedLibrary {
 
   // The CUkernel of an entry point, as an opaque handle for launch().
   Result<void*> kernel(const std::string& entry) const;
+  // The device address and size of a global variable (its mangled name) in the current
+  // context (cuLibraryGetGlobal).
+  Result<std::pair<uint64_t, size_t>> global(const std::string& name) const;
   Target target() const noexcept { return target_; }
 
  private:
@@ -101,6 +105,11 @@ class DeviceBuffer {
   uint64_t address_ = 0;
   size_t bytes_ = 0;
 };
+
+// Device memory by address on the current context (cuMemcpyHtoD, cuMemcpyDtoH, cuMemsetD8).
+Status copy_to_device(uint64_t address, const void* host, size_t bytes);
+Status copy_from_device(void* host, uint64_t address, size_t bytes);
+Status fill_device(uint64_t address, unsigned char value, size_t bytes);
 
 // What the driver's JIT is given besides the PTX (cuLinkCreate options).
 struct JitOptions {

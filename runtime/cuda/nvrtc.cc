@@ -35,6 +35,8 @@ Result<Api> open_api() {
            load_symbol(api.get_cubin_size, library, "nvrtcGetCUBINSize", too_old),
            load_symbol(api.get_cubin, library, "nvrtcGetCUBIN", too_old),
            load_symbol(api.get_lowered_name, library, "nvrtcGetLoweredName", too_old),
+           load_symbol(api.get_ptx_size, library, "nvrtcGetPTXSize", too_old),
+           load_symbol(api.get_ptx, library, "nvrtcGetPTX", too_old),
        })
     if (!loaded) return std::move(loaded).error();
   return api;

@@ -21,6 +21,8 @@ struct Api {
   decltype(&::nvrtcGetCUBINSize) get_cubin_size = nullptr;
   decltype(&::nvrtcGetCUBIN) get_cubin = nullptr;
   decltype(&::nvrtcGetLoweredName) get_lowered_name = nullptr;
+  decltype(&::nvrtcGetPTXSize) get_ptx_size = nullptr;  // compile_kernel's front end
+  decltype(&::nvrtcGetPTX) get_ptx = nullptr;
 };
 
 // The library: $TMEMJIT_NVRTC_LIBRARY when set, else libnvrtc.so.<major> from the loader's search

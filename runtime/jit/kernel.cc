@@ -1,9 +1,50 @@
-// tmem::Kernel: lazy cuLibrary load of a cached cubin and launches on the current context.
+// tmem::Kernel: lazy cuLibrary load of a cached cubin, launches on the current context, kernels
+// compiled elsewhere (from_cubin) and the emulated TMEM of emulated user kernels.
 #include "tmem/kernel.h"
 
+#include <cstring>
+
+#include "kernels/emulation_kernels.h"
 #include "runtime/jit/kernel_impl.h"
 
 namespace tmem {
+namespace {
+
+// Entry names in an ELF cubin: the kernels' ".text.NAME" sections, read from the section header
+// string table. Empty when the image is not an ELF file (a fatbin or PTX: not checked).
+std::optional<std::vector<std::string>> elf_entries(std::span<const char> image) {
+  if (image.size() < 64 ||
+      std::memcmp(image.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      image[4] != 2)
+    return std::nullopt;
+  auto read = [&](size_t at, size_t bytes) -> uint64_t {
+    uint64_t value = 0;
+    if (at + bytes > image.size()) return 0;
+    std::memcpy(&value, image.data() + at, bytes);  // ELF64 little-endian, as every cubin
+    return value;
+  };
+  const uint64_t shoff = read(0x28, 8);
+  const uint64_t shentsize = read(0x3A, 2), shnum = read(0x3C, 2), shstrndx = read(0x3E, 2);
+  if (shoff == 0 || shentsize < 64 || shstrndx >= shnum) return std::nullopt;
+  const uint64_t names = read(shoff + shstrndx * shentsize + 0x18, 8);
+  const uint64_t names_size = read(shoff + shstrndx * shentsize + 0x20, 8);
+  if (names + names_size > image.size()) return std::nullopt;
+  std::vector<std::string> entries;
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const uint64_t name = read(shoff + i * shentsize, 4);
+    if (name >= names_size) continue;
+    const char* text = image.data() + names + name;
+    const size_t length = strnlen(text, names_size - name);
+    const std::string section(text, length);
+    if (section.rfind(".text.", 0) == 0) entries.push_back(section.substr(6));
+  }
+  return entries;
+}
+
+}  // namespace
 
 Result<void*> Kernel::Impl::kernel() {
   if (void* loaded_kernel = function_.load(std::memory_order_acquire)) return loaded_kernel;
@@ -19,11 +60,97 @@ Result<void*> Kernel::Impl::kernel() {
   return *handle;
 }
 
+Status Kernel::Impl::bind_emulation(Dim3 grid) {
+  Result<void*> loaded = kernel();
+  if (!loaded.ok()) return std::move(loaded).error();
+  std::lock_guard lock(emulation_mutex_);
+  const size_t ctas = size_t{grid.x} * grid.y * grid.z;
+  if (ctas == 0) return Error(ErrorCode::kUsage, "launch with an empty grid");
+  const size_t tmem_bytes = kernels::kEmuTmemWords * 4,
+               status_bytes = kernels::kEmuUserStatusWords * 4;
+  if (ctas > emu_capacity_) {
+    // The previous buffers may still be in use by a launch in flight.
+    if (emu_tmem_) {
+      if (Status done = driver::synchronize(); !done.ok()) return done;
+    }
+    emu_tmem_.reset();
+    emu_status_.reset();
+    auto tmem = driver::DeviceBuffer::alloc(ctas * tmem_bytes);
+    if (!tmem.ok()) return std::move(tmem).error();
+    auto status = driver::DeviceBuffer::alloc(ctas * status_bytes);
+    if (!status.ok()) return std::move(status).error();
+    emu_tmem_.emplace(std::move(tmem).value());
+    emu_status_.emplace(std::move(status).value());
+    emu_capacity_ = ctas;
+    auto global = library_->global(kernels::kEmuStateSymbol);
+    if (!global.ok()) return std::move(global).error();
+    const uint64_t state[2] = {emu_tmem_->address(), emu_status_->address()};
+    if (global->second < sizeof state)
+      return Error(ErrorCode::kInternal, "emulation: tmemjit::emu_state has " +
+                                             std::to_string(global->second) + " bytes");
+    if (Status set = driver::copy_to_device(global->first, state, sizeof state); !set.ok())
+      return set;
+  }
+  // Real TMEM holds garbage after alloc: poison it, so a read of a cell nothing wrote shows.
+  if (Status poisoned = driver::fill_device(emu_tmem_->address(), 0xA5, ctas * tmem_bytes);
+      !poisoned.ok())
+    return poisoned;
+  if (Status cleared = driver::fill_device(emu_status_->address(), 0, ctas * status_bytes);
+      !cleared.ok())
+    return cleared;
+  emu_bound_ = ctas;
+  return std::monostate{};
+}
+
+Result<std::vector<std::string>> Kernel::Impl::emulation_check() {
+  std::vector<std::string> warnings;
+  if (!emulated_) return warnings;
+  if (Status done = driver::synchronize(); !done.ok()) return std::move(done).error();
+  std::lock_guard lock(emulation_mutex_);
+  if (!emu_status_ || emu_bound_ == 0) return warnings;
+  std::vector<std::uint32_t> status(emu_bound_ * kernels::kEmuUserStatusWords);
+  if (Status read = driver::copy_from_device(status.data(), emu_status_->address(),
+                                             status.size() * sizeof(std::uint32_t));
+      !read.ok())
+    return std::move(read).error();
+  std::optional<Error> violation;
+  for (size_t cta = 0; cta < emu_bound_; ++cta) {
+    const std::span<const std::uint32_t> slots(status.data() + cta * kernels::kEmuUserStatusWords,
+                                               kernels::kEmuUserStatusWords);
+    Status decoded = kernels::decode_user_emulation_status(slots, static_cast<unsigned>(cta),
+                                                           instructions_, warnings);
+    if (!decoded.ok() && !violation) violation = std::move(decoded).error();
+  }
+  if (violation) return std::move(*violation);
+  return warnings;
+}
+
 Kernel make_kernel(std::string entry, Target target, std::shared_ptr<const Payload> payload) {
   return Kernel(std::make_shared<Kernel::Impl>(std::move(entry), target, std::move(payload)));
 }
 
 Kernel::Kernel(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+
+Result<Kernel> Kernel::from_cubin(std::span<const char> cubin, std::string entry, Target target) {
+  if (cubin.empty()) return Error(ErrorCode::kUsage, "Kernel::from_cubin: the image is empty");
+  if (entry.empty()) return Error(ErrorCode::kUsage, "Kernel::from_cubin: the entry is empty");
+  if (auto entries = elf_entries(cubin)) {
+    bool found = false;
+    std::string list;
+    for (const std::string& name : *entries) {
+      found |= name == entry;
+      list += (list.empty() ? "" : ", ") + name;
+    }
+    if (!found)
+      return Error(ErrorCode::kUsage,
+                   "Kernel::from_cubin: no kernel '" + entry +
+                       "' in the cubin; it has: " + (list.empty() ? std::string("none") : list));
+  }
+  auto payload = std::make_shared<Payload>();
+  payload->blob.assign(cubin.begin(), cubin.end());
+  payload->meta = "entry=" + entry + "\nfrom_cubin=1\n";
+  return make_kernel(std::move(entry), target, std::move(payload));
+}
 
 const std::string& Kernel::name() const noexcept {
   static const std::string kEmpty;
@@ -44,6 +171,8 @@ std::string_view Kernel::ptx() const noexcept {
 
 bool Kernel::loaded() const noexcept { return impl_ && impl_->loaded(); }
 
+bool Kernel::emulated() const noexcept { return impl_ && impl_->emulated(); }
+
 Status Kernel::load() const {
   if (!impl_) return Error(ErrorCode::kUsage, "load of an empty kernel handle");
   Result<void*> handle = impl_->kernel();
@@ -55,8 +184,16 @@ Status Kernel::launch(const LaunchConfig& config, void** args) const {
   if (!impl_) return Error(ErrorCode::kUsage, "launch of an empty kernel handle");
   Result<void*> handle = impl_->kernel();
   if (!handle.ok()) return std::move(handle).error();
+  if (impl_->emulated()) {
+    if (Status bound = impl_->bind_emulation(config.grid); !bound.ok()) return bound;
+  }
   return driver::launch(*handle, impl_->target(), config.grid, config.block, config.shared_bytes,
                         config.stream, args);
+}
+
+Result<std::vector<std::string>> Kernel::emulation_check() const {
+  if (!impl_) return Error(ErrorCode::kUsage, "emulation_check of an empty kernel handle");
+  return impl_->emulation_check();
 }
 
 }  // namespace tmem

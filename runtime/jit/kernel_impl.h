@@ -1,4 +1,5 @@
-// Kernel::Impl: what a tmem::Kernel handle shares between its copies (payload, lazy module).
+// Kernel::Impl: what a tmem::Kernel handle shares between its copies (payload, lazy module, and
+// for emulated user kernels the emulated TMEM bound at each launch).
 #pragma once
 
 #include <atomic>
@@ -6,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/cache/payload.h"
 #include "runtime/cuda/driver.h"
@@ -27,6 +29,19 @@ class Kernel::Impl {
   // tries again (e.g. after the caller made a suitable device current).
   Result<void*> kernel();
 
+  // Emulated user kernels (compile_kernel for sm_90): `instructions[id - 1]` describes the
+  // emulation's status code id (kernels/emulation_kernels.h).
+  void set_emulation(std::vector<std::string> instructions) {
+    emulated_ = true;
+    instructions_ = std::move(instructions);
+  }
+  bool emulated() const noexcept { return emulated_; }
+  // Before a launch: emulated TMEM for every CTA of `grid`, status cleared, cells poisoned, and
+  // tmemjit::emu_state pointing at them.
+  Status bind_emulation(Dim3 grid);
+  // After launches: the recorded warnings, or the first violation.
+  Result<std::vector<std::string>> emulation_check();
+
  private:
   std::string entry_;
   Target target_;
@@ -35,6 +50,13 @@ class Kernel::Impl {
   std::mutex load_mutex_;
   std::optional<driver::LoadedLibrary> library_;
   std::atomic<void*> function_{nullptr};  // the CUkernel once loaded
+
+  bool emulated_ = false;
+  std::vector<std::string> instructions_;
+  std::mutex emulation_mutex_;  // guards the buffers below
+  std::optional<driver::DeviceBuffer> emu_tmem_, emu_status_;
+  size_t emu_capacity_ = 0;  // CTAs the buffers hold
+  size_t emu_bound_ = 0;     // CTAs of the last launch
 };
 
 // A Kernel over a cached payload: `entry` is the kernel's name in the cubin (payload.blob).

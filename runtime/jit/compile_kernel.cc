@@ -1,0 +1,813 @@
+// compile_kernel and device_function (DESIGN.md §7): the user's kernel specialized for transfers
+// chosen at run time. CUDA C++ goes through NVRTC once per source and register counts, to
+// relocatable PTX that calls the transfers as external functions; each layout then adds the
+// generated .funcs to that PTX and compiles one whole-program module (docs/specialization.md).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "kernels/device_function.h"
+#include "kernels/emulation_kernels.h"
+#include "kernels/transfer_kernels.h"
+#include "runtime/compile/backends.h"
+#include "runtime/jit/compile_transfer.h"
+#include "runtime/jit/kernel_impl.h"
+#include "runtime/ptx/ir.h"
+#include "tmem/check.h"
+#include "tmem/jit.h"
+#include "tmem/specialize.h"
+
+namespace tmem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+CacheSource source_of(ModuleCache::Lookup lookup) noexcept {
+  // A tier added below disk (the remote cache) is neither memory, disk nor a compile.
+  if (lookup == ModuleCache::Lookup::kMemoryHit) return CacheSource::kMemory;
+  if (lookup == ModuleCache::Lookup::kDiskHit) return CacheSource::kDisk;
+  if (lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached)
+    return CacheSource::kCompiled;
+  return CacheSource::kRemote;
+}
+
+constexpr std::string_view kLogMarker = "log:\n";
+
+// key=value lines, then "log:\n" and the compiler's log.
+struct Meta {
+  std::multimap<std::string, std::string> fields;
+  std::string log;
+
+  std::string text() const {
+    std::string out;
+    for (const auto& [key, value] : fields) out += key + "=" + value + "\n";
+    return out + std::string(kLogMarker) + log;
+  }
+  static Meta parse(const std::string& text) {
+    Meta meta;
+    const size_t at = text.find(kLogMarker);
+    const std::string head = at == std::string::npos ? text : text.substr(0, at);
+    if (at != std::string::npos) meta.log = text.substr(at + kLogMarker.size());
+    std::istringstream lines(head);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const size_t eq = line.find('=');
+      if (eq != std::string::npos) meta.fields.emplace(line.substr(0, eq), line.substr(eq + 1));
+    }
+    return meta;
+  }
+  std::string get(const std::string& key) const {
+    auto it = fields.find(key);
+    return it == fields.end() ? std::string() : it->second;
+  }
+  std::vector<std::string> all(const std::string& key) const {
+    std::vector<std::string> values;
+    auto [begin, end] = fields.equal_range(key);
+    for (auto it = begin; it != end; ++it) values.push_back(it->second);
+    return values;
+  }
+};
+
+// The NVRTC front end takes the options that shape the C++ (macros, include paths, the
+// language standard, math flags); the PTX compiler takes the rest (-maxrregcount, ...).
+bool is_front_end_option(const std::string& option) {
+  static const char* kPrefixes[] = {
+      "-D",    "-U",      "-I",       "--define-macro",  "--undefine-macro", "--include-path",
+      "-std",  "--std",   "-include", "--pre-include",   "--use_fast_math",  "-use_fast_math",
+      "--ftz", "--prec-", "--fmad",   "-default-device", "--expt-",          "--extended-lambda",
+      "-dopt", "--dopt",  "-G",       "--device-debug"};
+  for (const char* prefix : kPrefixes)
+    if (option.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// Entry points of a PTX module: the names after ".entry".
+std::vector<std::string> ptx_entries(const std::string& ptx) {
+  std::vector<std::string> entries;
+  for (size_t at = ptx.find(".entry"); at != std::string::npos; at = ptx.find(".entry", at + 6)) {
+    size_t begin = at + 6;
+    while (begin < ptx.size() && (ptx[begin] == ' ' || ptx[begin] == '\t')) ++begin;
+    size_t end = begin;
+    while (end < ptx.size() && (std::isalnum(static_cast<unsigned char>(ptx[end])) ||
+                                ptx[end] == '_' || ptx[end] == '$'))
+      ++end;
+    if (end > begin) entries.push_back(ptx.substr(begin, end - begin));
+  }
+  return entries;
+}
+
+// "epilogue" for _Z8epiloguePfS_, "ns::epilogue" for _ZN2ns8epilogueEPf; the name itself when it
+// is not a plain or nested Itanium name (templates, extern "C").
+std::string plain_name(const std::string& mangled) {
+  if (mangled.rfind("_Z", 0) != 0) return mangled;
+  size_t at = 2;
+  const bool nested = at < mangled.size() && mangled[at] == 'N';
+  if (nested) ++at;
+  std::string name;
+  while (at < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[at]))) {
+    size_t length = 0;
+    while (at < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[at])))
+      length = 10 * length + static_cast<size_t>(mangled[at++] - '0');
+    if (at + length > mangled.size()) return mangled;
+    name += (name.empty() ? "" : "::") + mangled.substr(at, length);
+    at += length;
+    if (!nested) break;
+  }
+  if (name.empty() || (nested && (at >= mangled.size() || mangled[at] != 'E'))) return mangled;
+  return name;
+}
+
+// The entry's name in `ptx` for what the user wrote: itself, or the one kernel whose plain name
+// it is; empty when none or several match.
+std::string find_entry(const std::vector<std::string>& entries, const std::string& entry) {
+  for (const std::string& name : entries)
+    if (name == entry) return name;
+  std::string found;
+  for (const std::string& name : entries) {
+    if (plain_name(name) != entry) continue;
+    if (!found.empty()) return {};  // overloads: the user must name one
+    found = name;
+  }
+  return found;
+}
+
+Error unknown_entry(const KernelSource& source, const std::vector<std::string>& entries) {
+  std::string list;
+  for (const std::string& name : entries) {
+    const std::string plain = plain_name(name);
+    list += (list.empty() ? "" : ", ") + plain + (plain != name ? " (" + name + ")" : "");
+  }
+  return Error(ErrorCode::kUsage,
+               "compile_kernel: no kernel '" + source.entry + "' in " + source.path +
+                   "; the __global__ functions found: " + (list.empty() ? "none" : list),
+               "name the entry as written in the source (a plain or extern \"C\" name, or a name "
+               "expression such as \"epilogue<64>\"), or its lowered name");
+}
+
+// ---- splicing ---------------------------------------------------------------------------------
+
+// Removes every ".extern .func ... SYMBOL(...);" declaration of `symbol` from `ptx`, replacing it
+// by `replacement` at the first one (or by as many newlines as it had, keeping line numbers).
+// Returns whether a declaration was found.
+bool replace_extern(std::string& ptx, const std::string& symbol, const std::string& replacement,
+                    bool keep_lines, const char* kind = ".func") {
+  bool found = false;
+  size_t search = 0;
+  while (true) {
+    size_t at = ptx.find(symbol, search);
+    if (at == std::string::npos) break;
+    const size_t after = at + symbol.size();
+    const bool whole =
+        (after < ptx.size() && (ptx[after] == '(' || ptx[after] == '[' || ptx[after] == ';' ||
+                                std::isspace(static_cast<unsigned char>(ptx[after])))) &&
+        at > 0 && !(std::isalnum(static_cast<unsigned char>(ptx[at - 1])) || ptx[at - 1] == '_');
+    const size_t decl = ptx.rfind(".extern", at);
+    const size_t previous_end = ptx.rfind(';', at);
+    const size_t previous_brace = ptx.rfind('}', at);
+    if (!whole || decl == std::string::npos ||
+        (previous_end != std::string::npos && previous_end > decl) ||
+        (previous_brace != std::string::npos && previous_brace > decl) ||
+        ptx.compare(decl, 7, ".extern") != 0 || ptx.find(kind, decl) > at) {
+      search = after;
+      continue;
+    }
+    const size_t end = ptx.find(';', after);
+    if (end == std::string::npos) break;
+    std::string text;
+    if (keep_lines)
+      text.assign(static_cast<size_t>(std::count(ptx.begin() + static_cast<long>(decl),
+                                                 ptx.begin() + static_cast<long>(end), '\n')),
+                  '\n');
+    if (!found && !keep_lines) text = replacement;
+    ptx.replace(decl, end + 1 - decl, text);
+    search = decl + text.size();
+    found = true;
+  }
+  return found;
+}
+
+// Whether `ptx` calls `symbol` (a use besides declarations).
+bool calls(const std::string& ptx, const std::string& symbol) {
+  for (size_t at = ptx.find(symbol); at != std::string::npos; at = ptx.find(symbol, at + 1)) {
+    const size_t line = ptx.rfind('\n', at);
+    const size_t start = line == std::string::npos ? 0 : line + 1;
+    const std::string prefix = ptx.substr(start, at - start);
+    if (prefix.find(".extern") != std::string::npos || prefix.find(".func") != std::string::npos)
+      continue;
+    return true;
+  }
+  return false;
+}
+
+// ---- the key ------------------------------------------------------------------------------------
+
+struct Context {
+  CompileOptions options;      // with the backend resolved
+  CompileOptions ptx_options;  // the PTX compiler's: without the front end's options
+  std::vector<std::string> front_end_options;
+  Key128 digest;
+};
+
+Result<Context> context_of(const KernelSource& source, const CompileOptions& given) {
+  if (given.backend == Backend::kNvrtc)
+    return Error(ErrorCode::kUsage,
+                 "compile_kernel runs NVRTC's front end itself and compiles the PTX with "
+                 "options.backend; backend nvrtc names no PTX compiler",
+                 "use auto, nvptxcompiler, nvjitlink, ptxas or driver");
+  Context context;
+  context.options = given;
+  context.options.backend = resolve_backend(given.backend);
+  context.ptx_options = context.options;
+  context.ptx_options.extra_options.clear();
+  for (const std::string& option : given.extra_options) {
+    if (source.language == Language::kCuda && is_front_end_option(option))
+      context.front_end_options.push_back(option);
+    else
+      context.ptx_options.extra_options.push_back(option);
+  }
+  KeyBuilder key;
+  key.str("context", "compile-kernel");
+  key.integer("format", kCacheKeyFormatVersion);
+  key.str("target", to_string(context.options.target));
+  key.str("backend", to_string(context.options.backend));
+  key.str("options", to_string(context.ptx_options));
+  key.integer("extra_options", static_cast<int64_t>(given.extra_options.size()));
+  for (const std::string& extra : given.extra_options) key.str("extra", extra);
+  key.str("compiler", compiler_version(context.options.backend));
+  if (source.language == Language::kCuda) key.str("front end", compiler_version(Backend::kNvrtc));
+  key.str("library", library_build_id());
+  context.digest = key.finish();
+  return context;
+}
+
+Key128 kernel_key(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                  const Context& context) {
+  KeyBuilder key;
+  key.str("domain", "tmemjit/kernel");
+  key.integer("context.lo", static_cast<int64_t>(context.digest.lo));
+  key.integer("context.hi", static_cast<int64_t>(context.digest.hi));
+  key.str("language", to_string(source.language));
+  key.str("entry", source.entry);
+  key.str("source", source.text);
+  key.integer("transfers", static_cast<int64_t>(transfers.size()));
+  for (const NamedTransfer& t : transfers) {
+    const SpecFingerprint fingerprint = t.spec.fingerprint();
+    key.str("name", t.options.name);
+    key.integer("spec.lo", static_cast<int64_t>(fingerprint.lo));
+    key.integer("spec.hi", static_cast<int64_t>(fingerprint.hi));
+    key.integer("flags", (t.options.wait ? 1 : 0) | (t.options.warp_argument ? 2 : 0) |
+                             (t.options.column_argument ? 4 : 0));
+  }
+  return key.finish();
+}
+
+// ---- Kernel handles per entry (as compile_transfer's) -------------------------------------------
+
+class KernelTable {
+ public:
+  std::shared_ptr<Kernel::Impl> find(const Key128& key, uint64_t generation) const {
+    std::shared_lock lock(mutex_);
+    if (generation != generation_) return nullptr;
+    auto it = kernels_.find(key);
+    return it == kernels_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<Kernel::Impl> insert(const Key128& key, uint64_t generation,
+                                       std::shared_ptr<Kernel::Impl> impl) {
+    std::unique_lock lock(mutex_);
+    if (generation > generation_) {
+      kernels_.clear();
+      generation_ = generation;
+    }
+    if (generation != generation_) return impl;
+    return kernels_.try_emplace(key, std::move(impl)).first->second;
+  }
+
+ private:
+  mutable std::shared_mutex mutex_;
+  uint64_t generation_ = 0;
+  std::unordered_map<Key128, std::shared_ptr<Kernel::Impl>, Key128Hash> kernels_;
+};
+
+KernelTable& kernel_table() {
+  static KernelTable table;
+  return table;
+}
+
+// ---- the compile
+// ---------------------------------------------------------------------------------
+
+struct Prepared {
+  std::vector<kernels::TransferCode> codes;
+};
+
+Result<Prepared> prepare(std::span<const NamedTransfer> transfers) {
+  Prepared prepared;
+  std::map<std::string, std::string> symbols;  // generated symbol -> its transfer
+  int next_id = 1;
+  for (const NamedTransfer& t : transfers) {
+    auto code = kernels::prepare_transfer(t.spec, t.options);
+    if (!code.ok()) {
+      Error error = std::move(code).error();
+      if (error.code() == ErrorCode::kUsage) return error;
+      return Error(error.code(), "transfer '" + t.options.name + "': " + error.message(),
+                   error.details());
+    }
+    code->first_id = next_id;
+    next_id += code->plan.instructions_per_warp();
+    prepared.codes.push_back(std::move(code).value());
+  }
+  return prepared;
+}
+
+Status check_names(std::span<const NamedTransfer> transfers) {
+  std::map<std::string, std::string> symbols;  // generated symbol -> its transfer
+  for (const NamedTransfer& t : transfers) {
+    if (Status ok = kernels::check_identifier(t.options.name); !ok.ok()) return ok;
+    for (const std::string& symbol : kernels::transfer_symbols(t.options.name)) {
+      auto [it, inserted] = symbols.emplace(symbol, t.options.name);
+      if (inserted) continue;
+      if (it->second == t.options.name)
+        return Error(ErrorCode::kUsage,
+                     "compile_kernel: two transfers are named '" + t.options.name + "'",
+                     "each transfer needs its own name (NamedTransfer::options.name)");
+      return Error(ErrorCode::kUsage, "compile_kernel: transfer '" + t.options.name +
+                                          "' defines '" + symbol + "', as transfer '" + it->second +
+                                          "' does; rename one of them");
+    }
+  }
+  return std::monostate{};
+}
+
+std::string transfers_header(const Prepared& prepared, Target target, bool front_end) {
+  std::string header =
+      "// tmemjit/transfers.cuh: generated by libtmemjit for compile_kernel (DESIGN.md §7).\n"
+      "#pragma once\n";
+  header += kernels::cuda_lifecycle(target);
+  for (const kernels::TransferCode& code : prepared.codes)
+    header += "\n" + (front_end ? kernels::cuda_front_end_declarations(code)
+                                : kernels::cuda_transfer(code, target));
+  return header;
+}
+
+// The NVRTC front end of a CUDA source for the register counts of `prepared`, cached: its PTX
+// (blob), the entry's lowered name and the entries found (meta).
+struct FrontEnd {
+  std::shared_ptr<const Payload> payload;
+  std::string entry;
+  CacheSource cache = CacheSource::kCompiled;
+  double ms = 0;
+};
+
+Result<FrontEnd> front_end(const KernelSource& source, const Prepared& prepared,
+                           const Context& context, bool emulated) {
+  KeyBuilder key;
+  key.str("domain", "tmemjit/front-end");
+  key.integer("context.lo", static_cast<int64_t>(context.digest.lo));
+  key.integer("context.hi", static_cast<int64_t>(context.digest.hi));
+  key.str("entry", source.entry);
+  key.str("path", source.path);  // the log names it
+  key.str("source", source.text);
+  for (const kernels::TransferCode& code : prepared.codes)
+    key.str("transfer", kernels::front_end_signature(code));
+  const std::string header = transfers_header(prepared, context.options.target, !emulated);
+  if (emulated) key.str("header", header);  // the whole layout is in the emulated header
+  ModuleCache& cache = module_cache();
+  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
+  double ms = 0;
+  auto compile = [&]() -> Result<Payload> {
+    const std::vector<std::pair<std::string, std::string>> headers = {
+        {"tmemjit/transfers.cuh", header}};
+    std::vector<std::string> options = context.front_end_options;
+    options.insert(options.begin(), "--std=c++17");
+    auto ptx = compile_cuda_to_ptx(source.text, source.path, headers, options, {}, context.options,
+                                   /*relocatable=*/!emulated);
+    if (!ptx.ok()) return std::move(ptx).error();
+    ms = ptx->compile_ms;
+    std::vector<std::string> entries = ptx_entries(ptx->ptx);
+    std::string entry = find_entry(entries, source.entry);
+    std::string text = std::move(ptx->ptx);
+    std::string log = std::move(ptx->log);
+    if (entry.empty() && source.entry.find_first_of("<:&") != std::string::npos) {
+      // A name expression (a template instance, a qualified name): NVRTC lowers it.
+      auto again = compile_cuda_to_ptx(source.text, source.path, headers, options, {source.entry},
+                                       context.options, !emulated);
+      if (again.ok()) {
+        ms += again->compile_ms;
+        entry = again->lowered_names.at(0);
+        text = std::move(again->ptx);
+        log = std::move(again->log);
+      }
+    }
+    if (entry.empty()) return unknown_entry(source, entries);
+    Payload payload;
+    payload.blob.assign(text.begin(), text.end());
+    Meta meta;
+    meta.fields.emplace("entry", entry);
+    meta.log = log;
+    payload.meta = meta.text();
+    return payload;
+  };
+  auto payload = cache.get_or_compile(Key128(key.finish()), compile, &lookup);
+  if (!payload.ok()) return std::move(payload).error();
+  FrontEnd out;
+  out.payload = *payload;
+  out.entry = Meta::parse((*payload)->meta).get("entry");
+  out.cache = source_of(lookup);
+  out.ms = ms;
+  return out;
+}
+
+// Rewrites ptxas's "line N" of the combined module to the user's line (PTX sources).
+std::string user_log(const std::string& log, const std::string& path, size_t inserted_after,
+                     size_t inserted_lines) {
+  std::string out;
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t at = line.find("line ");
+    if (at != std::string::npos) {
+      size_t end = at + 5;
+      size_t number = 0;
+      while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end])))
+        number = 10 * number + static_cast<size_t>(line[end++] - '0');
+      if (end > at + 5) {
+        const std::string where =
+            number > inserted_after && number <= inserted_after + inserted_lines
+                ? "line " + std::to_string(number) + " of the generated functions"
+                : path + ", line " +
+                      std::to_string(number > inserted_after ? number - inserted_lines : number);
+        line = line.substr(0, at) + where + line.substr(end);
+      }
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+struct Built {
+  Payload payload;
+  std::vector<std::string> warnings;
+  CacheSource front_end_cache = CacheSource::kCompiled;
+  double front_end_ms = 0;
+};
+
+// The miss path: prepare, front end (cached), splice, compile.
+Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                    const Context& context) {
+  auto prepared = prepare(transfers);
+  if (!prepared.ok()) return std::move(prepared).error();
+  const Target target = context.options.target;
+  const bool emulated = target == Target::kSm90;
+  Built built;
+  Meta meta;
+  std::string ptx, entry;
+  if (source.language == Language::kCuda) {
+    auto fe = front_end(source, *prepared, context, emulated);
+    if (!fe.ok()) return std::move(fe).error();
+    built.front_end_cache = fe->cache;
+    built.front_end_ms = fe->ms;
+    ptx.assign(fe->payload->blob.begin(), fe->payload->blob.end());
+    entry = fe->entry;
+    if (!emulated) {
+      for (const kernels::TransferCode& code : prepared->codes) {
+        const std::string transfer = kernels::detail_transfer_symbol(code);
+        const std::string coord = kernels::detail_coord_symbol(code);
+        const bool used = calls(ptx, transfer);
+        if (!used)
+          built.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
+                                   source.path);
+        // Each definition replaces NVRTC's extern declaration, so it precedes every use.
+        if (kernels::coord_by_table(code))
+          replace_extern(ptx, kernels::detail_coord_table_symbol(code),
+                         kernels::ptx_coord_table(code), false, ".const");
+        ptx::Module module(target);
+        if (Status ok = kernels::add_transfer_functions(module, code, transfer, "", coord);
+            !ok.ok())
+          return std::move(ok).error();
+        for (const ptx::Function& function : module.functions()) {
+          if (kernels::coord_by_table(code) && function.name() == coord) continue;
+          ptx::Module one(target);
+          one.add_function(function.kind(), function.name()) = function;
+          auto text = ptx::print(one);
+          if (!text.ok()) return std::move(text).error();
+          replace_extern(ptx, function.name(), kernels::ptx_without_header(*text), false);
+        }
+      }
+    } else {
+      for (const kernels::TransferCode& code : prepared->codes)
+        if (ptx.find("tmemjit emulated transfer " + code.options.name + "\n") ==
+                std::string::npos &&
+            ptx.find("tmemjit emulated transfer " + code.options.name + ";") == std::string::npos)
+          built.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
+                                   source.path);
+    }
+  } else {
+    if (emulated)
+      return Error(ErrorCode::kUsage,
+                   "compile_kernel: PTX sources are not emulated for sm_90; write the kernel in "
+                   "CUDA C++ (its emulated transfers are CUDA C++), or compile for a tcgen05 "
+                   "target");
+    ptx = source.text;
+    const std::vector<std::string> entries = ptx_entries(ptx);
+    entry = find_entry(entries, source.entry);
+    if (entry.empty()) return unknown_entry(source, entries);
+    // The generated .funcs go right after the module header; the user's own declarations of
+    // them are dropped (keeping its line numbers), and the log's lines are mapped back.
+    ptx::Module module(target);
+    std::set<std::string> lifecycle = {"tmemjit_alloc", "tmemjit_dealloc",
+                                       "tmemjit_fence_before_sync", "tmemjit_fence_after_sync"};
+    for (const kernels::TransferCode& code : prepared->codes) {
+      const std::string& name = code.options.name;
+      if (Status ok =
+              kernels::add_transfer_functions(module, code, name, name + "_wait", name + "_coord");
+          !ok.ok())
+        return std::move(ok).error();
+      if (!calls(ptx, name))
+        built.warnings.push_back("transfer '" + name + "' is never called by " + source.path);
+      for (const std::string& symbol : {name, name + "_wait", name + "_coord"})
+        replace_extern(ptx, symbol, "", true);
+    }
+    kernels::add_lifecycle_functions(module);
+    for (const std::string& symbol : lifecycle) replace_extern(ptx, symbol, "", true);
+    auto text = ptx::print(module);
+    if (!text.ok()) return std::move(text).error();
+    const std::string body = "\n" + kernels::ptx_without_header(*text);
+    size_t header_end = ptx.find(".address_size");
+    if (header_end == std::string::npos) header_end = ptx.find(".target");
+    if (header_end == std::string::npos)
+      return Error(ErrorCode::kUsage, "compile_kernel: " + source.path +
+                                          " has no .target directive; a PTX module starts with "
+                                          ".version, .target and .address_size");
+    header_end = ptx.find('\n', header_end);
+    if (header_end == std::string::npos) header_end = ptx.size();
+    const size_t after_line = static_cast<size_t>(std::count(
+                                  ptx.begin(), ptx.begin() + static_cast<long>(header_end), '\n')) +
+                              1;
+    const size_t lines = static_cast<size_t>(std::count(body.begin(), body.end(), '\n'));
+    ptx.insert(header_end + (header_end < ptx.size() ? 1 : 0), body);
+    meta.fields.emplace("inserted_after", std::to_string(after_line));
+    meta.fields.emplace("inserted_lines", std::to_string(lines));
+  }
+
+  CompileOptions options = context.ptx_options;
+  auto compiled = compile_ptx(ptx, options);
+  if (!compiled.ok()) {
+    Error error = std::move(compiled).error();
+    if (source.language != Language::kPtx) return error;
+    // ptxas counts lines of the combined module: name the user's file and line instead.
+    const size_t after = std::stoul(meta.get("inserted_after"));
+    const size_t lines = std::stoul(meta.get("inserted_lines"));
+    std::string message = user_log(error.message(), source.path, after, lines);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return Error(error.code(), message, user_log(error.details(), source.path, after, lines));
+  }
+  meta.fields.emplace("entry", entry);
+  meta.fields.emplace("emulated", emulated ? "1" : "0");
+  meta.fields.emplace("backend", std::string(to_string(compiled->backend)));
+  for (const kernels::TransferCode& code : prepared->codes) {
+    meta.fields.emplace("transfer", code.options.name + "|" + code.plan.op.to_string() + "|" +
+                                        std::to_string(code.plan.regs_per_thread) + "|" +
+                                        std::to_string(code.plan.instructions_per_warp()) + "|" +
+                                        std::to_string(code.plan.alloc_columns));
+    if (emulated)
+      for (const std::string& instruction : kernels::emulated_instructions(code))
+        meta.fields.emplace("instruction", instruction);
+  }
+  for (const std::string& warning : built.warnings) meta.fields.emplace("warning", warning);
+  meta.log = compiled->log;
+  built.payload.blob = std::move(compiled->cubin);
+  built.payload.text = std::move(ptx);
+  built.payload.meta = meta.text();
+  return built;
+}
+
+std::shared_ptr<Kernel::Impl> make_impl(std::shared_ptr<const Payload> payload, Target target) {
+  const Meta meta = Meta::parse(payload->meta);
+  auto impl = std::make_shared<Kernel::Impl>(meta.get("entry"), target, std::move(payload));
+  if (meta.get("emulated") == "1") {
+    // Fields are kept in key order, and within a key in insertion order.
+    impl->set_emulation(meta.all("instruction"));
+  }
+  return impl;
+}
+
+void fill_report(CompileReport& report, const Payload& payload) {
+  const Meta meta = Meta::parse(payload.meta);
+  report.log = meta.log;
+  report.warnings = meta.all("warning");
+  report.entry = meta.get("entry");
+  report.transfers.clear();
+  for (const std::string& line : meta.all("transfer")) {
+    std::vector<std::string> parts;
+    std::istringstream fields(line);
+    std::string part;
+    while (std::getline(fields, part, '|')) parts.push_back(part);
+    if (parts.size() != 5) continue;
+    report.transfers.push_back(
+        {parts[0], parts[1], std::stoi(parts[2]), std::stoi(parts[3]), std::stoi(parts[4])});
+  }
+}
+
+}  // namespace
+
+// ---- public -------------------------------------------------------------------------------------
+
+std::string_view to_string(CacheSource source) noexcept {
+  switch (source) {
+    case CacheSource::kCompiled:
+      return "miss";
+    case CacheSource::kMemory:
+      return "memory";
+    case CacheSource::kDisk:
+      return "disk";
+    case CacheSource::kRemote:
+      return "remote";
+  }
+  return "miss";
+}
+
+std::string_view to_string(Language language) noexcept {
+  return language == Language::kPtx ? "ptx" : "cuda";
+}
+
+Result<Language> parse_language(std::string_view text) {
+  if (text == "cuda") return Language::kCuda;
+  if (text == "ptx") return Language::kPtx;
+  return Error(ErrorCode::kUsage,
+               "unknown language '" + std::string(text) + "'; allowed: cuda, ptx");
+}
+
+Result<DeviceFunction> device_function(const TransferSpec& spec,
+                                       const DeviceFunctionOptions& options, Target target) {
+  auto code = kernels::prepare_transfer(spec, options);
+  if (!code.ok()) return std::move(code).error();
+  const Plan& plan = code->plan;
+  DeviceFunction fn;
+  fn.name = options.name;
+  fn.language = options.language;
+  fn.direction = plan.op.direction();
+  fn.regs_per_thread = plan.regs_per_thread;
+  fn.instructions_per_warp = plan.instructions_per_warp();
+  fn.alloc_columns = plan.alloc_columns;
+  fn.coord_rank = code->coord.rank;
+  fn.target = target;
+  const std::string regs = std::to_string(plan.regs_per_thread);
+  std::string extra;
+  if (options.warp_argument) extra += ", uint32_t warp";
+  if (options.column_argument) extra += ", uint32_t column";
+  if (options.language == Language::kCuda) {
+    fn.source = kernels::cuda_lifecycle(target) + "\n" + kernels::cuda_transfer(*code, target);
+    fn.signature = "__device__ void " + options.name + "(uint32_t tmem_base, uint32_t (&regs)[" +
+                   regs + "]" + extra + ")";
+    return fn;
+  }
+  if (target == Target::kSm90)
+    return Error(ErrorCode::kUsage,
+                 "the PTX form of a device function is not emulated for sm_90; use the CUDA form "
+                 "(language cuda), whose emulated functions compile for sm_90");
+  ptx::Module module(target);
+  if (Status ok = kernels::add_transfer_functions(*&module, *code, options.name,
+                                                  options.name + "_wait", options.name + "_coord");
+      !ok.ok())
+    return std::move(ok).error();
+  kernels::add_lifecycle_functions(module);
+  auto text = ptx::print(module);
+  if (!text.ok()) return std::move(text).error();
+  fn.source = "// " + options.name + ": " + plan.op.to_string() + " at scope " +
+              plan.scope.to_string() + "; " + options.name + "_regs = " + regs + " (" +
+              std::to_string(plan.instructions_per_warp()) + " instructions per warp, " +
+              std::to_string(plan.alloc_columns) + " columns to allocate)\n" + *text;
+  const std::string params = std::string(".param .b32 tmem_base") +
+                             (options.warp_argument ? ", .param .b32 warp" : "") +
+                             (options.column_argument ? ", .param .b32 column" : "");
+  if (plan.op.is_load()) {
+    fn.signature = ".visible .func (.param .align 4 .b8 regs[" +
+                   std::to_string(4 * plan.regs_per_thread) + "]) " + options.name + "(" + params +
+                   ")";
+  } else {
+    std::string slots;
+    for (int s = 0; s < plan.regs_per_thread; ++s)
+      slots += ", .param .b32 slot" + std::to_string(s);
+    fn.signature = ".visible .func " + options.name + "(.param .b32 tmem_base" + slots +
+                   (options.warp_argument ? ", .param .b32 warp" : "") +
+                   (options.column_argument ? ", .param .b32 column" : "") + ")";
+  }
+  return fn;
+}
+
+Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind, Target target) {
+  Result<Plan> plan = check(spec);
+  if (!plan.ok()) return std::move(plan).error();
+  if (target == Target::kSm90) {
+    auto kernel = kernels::build_emulation_kernel(*plan, kind);
+    if (!kernel.ok()) return std::move(kernel).error();
+    return ptx::print(kernel->module);
+  }
+  auto module = kernels::build_kernel(*plan, kind, target);
+  if (!module.ok()) return std::move(module).error();
+  return ptx::print(*module);
+}
+
+Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
+                                KernelKind kind, CompileReport* report) {
+  TransferCompileReport info;
+  Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, &info);
+  if (report != nullptr) {
+    *report = CompileReport{};
+    report->cache = source_of(info.lookup);
+    report->cache_enabled = info.lookup != ModuleCache::Lookup::kUncached;
+    report->backend = info.backend;
+    report->compile_ms = info.compile_ms;
+    report->key = info.key.hex();
+    report->log = info.log;
+    report->entry = kernels::kernel_name(kind);
+  }
+  return kernel;
+}
+
+Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                              const CompileOptions& options) {
+  return compile_kernel(source, transfers, options, nullptr);
+}
+
+Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTransfer> transfers,
+                              const CompileOptions& options, CompileReport* report) {
+  if (report != nullptr) *report = CompileReport{};
+  KernelSource source = given;
+  if (source.path.empty())
+    source.path = source.language == Language::kPtx ? "kernel.ptx" : "kernel.cu";
+  if (source.text.empty())
+    return Error(ErrorCode::kUsage, "compile_kernel: the source " + source.path + " is empty");
+  if (source.entry.empty())
+    return Error(ErrorCode::kUsage, "compile_kernel: no entry named",
+                 "KernelSource::entry names the __global__ function to launch");
+  if (Status ok = check_names(transfers); !ok.ok()) return std::move(ok).error();
+  auto context = context_of(source, options);
+  if (!context.ok()) return std::move(context).error();
+  const Key128 key = kernel_key(source, transfers, *context);
+  if (report != nullptr) {
+    report->key = key.hex();
+    report->backend = context->options.backend;
+  }
+  ModuleCache& cache = module_cache();
+  const uint64_t generation = cache.generation();
+  if (cache.enabled()) {
+    if (std::shared_ptr<Kernel::Impl> hit = kernel_table().find(key, generation)) {
+      cache.count_hit();
+      if (report != nullptr) {
+        report->cache = CacheSource::kMemory;
+        report->front_end_cache = CacheSource::kMemory;
+        fill_report(*report, hit->payload());
+      }
+      return Kernel(std::move(hit));
+    }
+  }
+  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
+  double compile_ms = 0;
+  std::vector<std::string> new_warnings;
+  CacheSource front_end_cache = CacheSource::kCompiled;
+  double front_end_ms = 0;
+  auto payload = cache.get_or_compile(
+      key,
+      [&]() -> Result<Payload> {
+        const auto start = Clock::now();
+        auto built = build(source, transfers, *context);
+        compile_ms = ms_since(start);
+        if (!built.ok()) return std::move(built).error();
+        new_warnings = built->warnings;
+        front_end_cache = built->front_end_cache;
+        front_end_ms = built->front_end_ms;
+        return std::move(built->payload);
+      },
+      &lookup);
+  if (report != nullptr) {
+    report->cache = source_of(lookup);
+    report->cache_enabled = lookup != ModuleCache::Lookup::kUncached;
+    report->compile_ms = compile_ms;
+    report->front_end_cache =
+        lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached
+            ? front_end_cache
+            : source_of(lookup);
+    report->front_end_ms = front_end_ms;
+  }
+  if (!payload.ok()) return std::move(payload).error();
+  for (const std::string& warning : new_warnings)
+    std::fprintf(stderr, "tmemjit: warning: %s\n", warning.c_str());
+  std::shared_ptr<Kernel::Impl> impl = make_impl(*payload, context->options.target);
+  if (report != nullptr) fill_report(*report, **payload);
+  if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl));
+  return Kernel(kernel_table().insert(key, generation, std::move(impl)));
+}
+
+}  // namespace tmem

@@ -1,0 +1,245 @@
+// tmemjit specialize: a user's kernel (CUDA C++ or PTX) specialized for transfers given as spec
+// files, through compile_kernel (DESIGN.md §7).
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <regex>
+#include <set>
+
+#include "tmem/compile.h"
+#include "tmem/specialize.h"
+#include "tools/cli.h"
+
+namespace tmemjit_cli {
+namespace {
+
+constexpr std::streamsize kMaxSourceBytes = std::streamsize{16} << 20;
+constexpr std::streamsize kMaxSpecBytes = std::streamsize{1} << 20;
+
+tmem::Result<std::string> read_text(const std::string& path, std::streamsize limit,
+                                    const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " '" + path + "'");
+  std::string text(static_cast<size_t>(limit) + 1, '\0');
+  in.read(text.data(), limit + 1);
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.gcount() > limit)
+    return tmem::Error(tmem::ErrorCode::kLimit, what + " '" + path + "' is larger than " +
+                                                    std::to_string(limit >> 20) + " MiB");
+  if (in.bad())
+    return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " '" + path + "'");
+  return text;
+}
+
+// --transfer N=SPEC.json: the spec's JSON keys (op, scope, tmem, regs[, tmem2, imm]) and,
+// optionally, the device function's: wait, warp_argument, column_argument (booleans).
+tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
+                                              const tmem::DeviceFunctionOptions& defaults) {
+  const size_t eq = value.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--transfer takes NAME=SPEC.json, not '" + value + "'");
+  tmem::DeviceFunctionOptions options = defaults;
+  options.name = value.substr(0, eq);
+  const std::string path = value.substr(eq + 1);
+  auto text = read_text(path, kMaxSpecBytes, "spec file");
+  if (!text) return text.error();
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded() || !json.is_object())
+    return tmem::Error(
+        tmem::ErrorCode::kParse,
+        "spec file '" + path + "' is not a JSON object (transfer '" + options.name + "')");
+  for (auto [key, field] : {std::pair<const char*, bool*>{"wait", &options.wait},
+                            {"warp_argument", &options.warp_argument},
+                            {"column_argument", &options.column_argument}}) {
+    if (!json.contains(key)) continue;
+    if (!json[key].is_boolean())
+      return tmem::Error(tmem::ErrorCode::kParse,
+                         "spec file '" + path + "': '" + key + "' must be true or false");
+    *field = json[key].get<bool>();
+    json.erase(key);
+  }
+  auto spec = tmem::TransferSpec::from_json(json.dump());
+  if (!spec)
+    return tmem::Error(spec.error().code(),
+                       "transfer '" + options.name + "' (" + path + "): " + spec.error().message(),
+                       spec.error().details());
+  return tmem::NamedTransfer{std::move(spec).value(), options};
+}
+
+// The kernel to specialize when --entry is not given: the one __global__ function (CUDA C++) or
+// .entry (PTX) the file defines.
+tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
+  static const std::regex kCuda(
+      R"(__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*))");
+  static const std::regex kPtx(R"(\.entry\s+([A-Za-z_$][\w$]*))");
+  std::set<std::string> found;
+  const std::regex& pattern = source.language == tmem::Language::kPtx ? kPtx : kCuda;
+  for (auto it = std::sregex_iterator(source.text.begin(), source.text.end(), pattern);
+       it != std::sregex_iterator(); ++it)
+    found.insert((*it)[1].str());
+  if (found.size() == 1) return *found.begin();
+  std::string list;
+  for (const std::string& name : found) list += (list.empty() ? "" : ", ") + name;
+  return tmem::Error(tmem::ErrorCode::kUsage,
+                     found.empty() ? "no kernel found in " + source.path + "; name it with --entry"
+                                   : source.path + " defines several kernels (" + list +
+                                         "); name one with --entry");
+}
+
+}  // namespace
+
+int cmd_specialize(const std::vector<std::string>& argv) {
+  // --transfer may repeat: collect its values before the common parser (one value per option).
+  std::vector<std::string> rest, transfer_values;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--transfer") {
+      if (i + 1 == argv.size())
+        return report(tmem::Error(tmem::ErrorCode::kUsage, "option '--transfer' needs a value"),
+                      false);
+      transfer_values.push_back(argv[++i]);
+    } else if (argv[i].rfind("--transfer=", 0) == 0) {
+      transfer_values.push_back(argv[i].substr(11));
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  auto args = parse_args(rest, with_cache_options({{"--entry", true},
+                                                   {"--target", true},
+                                                   {"--backend", true},
+                                                   {"-o", true},
+                                                   {"--json", false},
+                                                   {"--no-wait", false},
+                                                   {"--warp-arg", false},
+                                                   {"--column-arg", false},
+                                                   {"--transfer", true},
+                                                   {"--keep", true}}));
+  if (!args) return report(args.error(), false);
+  const bool json = args->json();
+  if (args->positional().size() != 1)
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              args->positional().empty()
+                                  ? "specialize needs the kernel's source file (FILE.cu or "
+                                    "FILE.ptx)"
+                                  : "specialize takes one source file, got '" +
+                                        args->positional()[1] + "' too"),
+                  json);
+  if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
+
+  tmem::KernelSource source;
+  source.path = args->positional()[0];
+  const std::string extension = source.path.substr(source.path.rfind('.') + 1);
+  if (source.path.rfind('.') == std::string::npos)
+    return report(
+        tmem::Error(tmem::ErrorCode::kUsage, "cannot tell the language of '" + source.path +
+                                                 "': name it FILE.cu (CUDA C++) or FILE.ptx (PTX)"),
+        json);
+  if (extension == "ptx")
+    source.language = tmem::Language::kPtx;
+  else if (extension == "cu" || extension == "cuh" || extension == "cpp" || extension == "cc")
+    source.language = tmem::Language::kCuda;
+  else
+    return report(
+        tmem::Error(tmem::ErrorCode::kUsage, "cannot tell the language of '" + source.path +
+                                                 "': name it FILE.cu (CUDA C++) or FILE.ptx (PTX)"),
+        json);
+  auto text = read_text(source.path, kMaxSourceBytes, "source file");
+  if (!text) return report(text.error(), json);
+  source.text = std::move(text).value();
+  if (auto entry = args->get("--entry")) {
+    source.entry = *entry;
+  } else {
+    auto found = default_entry(source);
+    if (!found) return report(found.error(), json);
+    source.entry = *found;
+  }
+
+  tmem::CompileOptions options;
+  const std::string target_text = args->get("--target").value_or("sm_100a");
+  if (target_text == "sm_90") {
+    options.target = tmem::Target::kSm90;  // the emulation (parse_target refuses it)
+  } else {
+    auto target = tmem::parse_target(target_text);
+    if (!target)
+      return report(
+          tmem::Error(tmem::ErrorCode::kUsage, target.error().message() + ", or sm_90 (emulation)"),
+          json);
+    options.target = *target;
+  }
+  if (auto backend = args->get("--backend")) {
+    auto parsed = tmem::parse_backend(*backend);
+    if (!parsed) return report(parsed.error(), json);
+    options.backend = *parsed;
+  }
+  if (auto keep = args->get("--keep")) options.keep_dir = *keep;
+  tmem::DeviceFunctionOptions defaults;
+  defaults.language = source.language;
+  defaults.wait = !args->has("--no-wait");
+  defaults.warp_argument = args->has("--warp-arg");
+  defaults.column_argument = args->has("--column-arg");
+  if (auto single = args->get("--transfer")) transfer_values.push_back(*single);
+  std::vector<tmem::NamedTransfer> transfers;
+  for (const std::string& value : transfer_values) {
+    auto transfer = transfer_of(value, defaults);
+    if (!transfer) return report(transfer.error(), json);
+    transfers.push_back(std::move(transfer).value());
+  }
+
+  tmem::CompileReport info;
+  auto kernel = tmem::compile_kernel(source, transfers, options, &info);
+  if (!kernel)
+    return report(kernel.error(), json, {{"cache", std::string(tmem::to_string(info.cache))}});
+  const std::string output = args->get("-o").value_or("");
+  if (!output.empty()) {
+    std::ofstream file(output, std::ios::binary);
+    file.write(kernel->cubin().data(), static_cast<std::streamsize>(kernel->cubin().size()));
+    if (!file)
+      return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write the cubin to '" + output + "'"),
+                    json);
+  }
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& t : info.transfers)
+      list.push_back({{"name", t.name},
+                      {"op", t.op},
+                      {"regs_per_thread", t.regs_per_thread},
+                      {"instructions_per_warp", t.instructions_per_warp},
+                      {"alloc_columns", t.alloc_columns}});
+    print_json({{"ok", true},
+                {"entry", kernel->name()},
+                {"language", std::string(tmem::to_string(source.language))},
+                {"target", target_text},
+                {"backend", std::string(tmem::to_string(info.backend))},
+                {"emulated", kernel->emulated()},
+                {"cache", std::string(tmem::to_string(info.cache))},
+                {"front_end", std::string(tmem::to_string(info.front_end_cache))},
+                {"front_end_ms", info.front_end_ms},
+                {"compile_ms", info.compile_ms},
+                {"cubin_bytes", kernel->cubin().size()},
+                {"key", info.key},
+                {"transfers", list},
+                {"warnings", info.warnings},
+                {"output", output}});
+  } else {
+    std::cout << "specialized " << kernel->name() << " (" << source.path << ") for " << target_text
+              << " with " << tmem::to_string(info.backend) << ": " << kernel->cubin().size()
+              << " bytes of cubin";
+    if (info.cache != tmem::CacheSource::kCompiled)
+      std::cout << " from the cache (" << tmem::to_string(info.cache) << ")";
+    else
+      std::cout << " in " << info.compile_ms << " ms (front end: "
+                << (info.front_end_cache == tmem::CacheSource::kCompiled
+                        ? std::to_string(info.front_end_ms) + " ms"
+                        : "reused, " + std::string(tmem::to_string(info.front_end_cache)))
+                << ")";
+    std::cout << (output.empty() ? "" : " -> " + output) << "\n";
+    for (const auto& t : info.transfers)
+      std::cout << "  " << t.name << ": " << t.op << ", " << t.regs_per_thread
+                << " registers per thread, " << t.instructions_per_warp
+                << " instructions per warp, " << t.alloc_columns << " columns\n";
+    if (!info.log.empty()) std::cerr << info.log << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace tmemjit_cli
