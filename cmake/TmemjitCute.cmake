@@ -7,12 +7,19 @@
 set(TMEMJIT_CUTLASS_DIR "$ENV{TMEMJIT_CUTLASS_DIR}" CACHE PATH
     "CUTLASS headers for the CuTe agreement tests and benchmark (default: the nvidia-cutlass wheel)")
 
+# A changed TMEMJIT_CUTLASS_DIR searches again (find_path keeps what it found in the cache); when
+# it is set, it is the only place searched, so it overrides the wheel.
+if(NOT "${TMEMJIT_CUTLASS_DIR}" STREQUAL "${_TMEMJIT_CUTE_SEARCHED_FOR}")
+  unset(TMEMJIT_CUTE_INCLUDE_DIR CACHE)
+  set(_TMEMJIT_CUTE_SEARCHED_FOR "${TMEMJIT_CUTLASS_DIR}" CACHE INTERNAL "")
+endif()
 set(_cute_hints)
 if(TMEMJIT_CUTLASS_DIR)
   list(APPEND _cute_hints ${TMEMJIT_CUTLASS_DIR}/include ${TMEMJIT_CUTLASS_DIR})
+else()
+  find_package(Python3 COMPONENTS Interpreter QUIET)
 endif()
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(Python3_Interpreter_FOUND)
+if(NOT TMEMJIT_CUTLASS_DIR AND Python3_Interpreter_FOUND)
   # find_spec locates the wheel without importing it.
   execute_process(
     COMMAND ${Python3_EXECUTABLE} -c

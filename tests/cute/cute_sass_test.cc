@@ -82,7 +82,7 @@ struct CuteSass {
   std::map<std::string, std::string> functions;
 };
 
-std::string read_all(const std::string& path) {
+[[maybe_unused]] std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
