@@ -71,10 +71,10 @@ __device__ void store(Tmem tmem, const uint32_t* in) {
 
 // Kernel cute_<dir>_<shape><num>x<pack>_c<cols>_l<lanes>; the test derives the same name.
 #define TMEMJIT_CUTE_KERNEL(dir, shape, num, pack, cols, lanes)                                   \
-  extern "C" __global__ void __launch_bounds__(128)                                             \
+  extern "C" __global__ void __launch_bounds__(128)                                               \
       cute_##dir##_##shape##num##x##pack##_c##cols##_l##lanes(uint32_t tmem_base, uint32_t* io) { \
-    TMEMJIT_CUTE_BODY_##dir<TMEMJIT_CUTE_XCAT(TMEMJIT_CUTE_OP_##dir, shape##num##x##pack)>(      \
-        tile<TMEMJIT_CUTE_ELEMENT_##pack, lanes, cols>(tmem_base), io);                         \
+    TMEMJIT_CUTE_BODY_##dir<TMEMJIT_CUTE_XCAT(TMEMJIT_CUTE_OP_##dir, shape##num##x##pack)>(       \
+        tile<TMEMJIT_CUTE_ELEMENT_##pack, lanes, cols>(tmem_base), io);                           \
   }
 
 #ifdef TMEMJIT_CUTE_FULL_GRID
@@ -94,22 +94,22 @@ __device__ auto seed_layout_b_tile(uint32_t tmem_base) {
                                  make_stride(TMEM::DP<uint32_t>{},
                                              make_stride(_1{}, Int<64>{} * TMEM::DP<uint32_t>{}))));
 }
-extern "C" __global__ void __launch_bounds__(128) cute_seed_layout_b_st(uint32_t tmem_base,
-                                                                        uint32_t* io) {
+extern "C" __global__ void __launch_bounds__(128)
+    cute_seed_layout_b_st(uint32_t tmem_base, uint32_t* io) {
   store<cute::SM100_TMEM_STORE_32dp32b64x>(seed_layout_b_tile(tmem_base), io);
 }
-extern "C" __global__ void __launch_bounds__(128) cute_seed_layout_b_ld(uint32_t tmem_base,
-                                                                        uint32_t* io) {
+extern "C" __global__ void __launch_bounds__(128)
+    cute_seed_layout_b_ld(uint32_t tmem_base, uint32_t* io) {
   load<cute::SM100_TMEM_LOAD_32dp32b64x>(seed_layout_b_tile(tmem_base), io);
 }
 // Pack: 64 32-bit registers per thread unpacked into the low halves of 128 cells.
-extern "C" __global__ void __launch_bounds__(128) cute_seed_pack_st(uint32_t tmem_base,
-                                                                    uint32_t* io) {
+extern "C" __global__ void __launch_bounds__(128)
+    cute_seed_pack_st(uint32_t tmem_base, uint32_t* io) {
   store<cute::SM100_TMEM_STORE_32dp32b64x_16b>(tile<cute::half_t, 32, 128>(tmem_base), io);
 }
 // Split: 16x32bx2.x4 on lanes 0-15 of each slab. CuTe's atom fixes the immediate at 4 columns,
 // so the first access takes columns 0-3 and the second 4-7; the seed's (16<<16)+8 has no twin.
-extern "C" __global__ void __launch_bounds__(128) cute_seed_split_st(uint32_t tmem_base,
-                                                                     uint32_t* io) {
+extern "C" __global__ void __launch_bounds__(128)
+    cute_seed_split_st(uint32_t tmem_base, uint32_t* io) {
   store<cute::SM100_TMEM_STORE_16dp32b4x>(tile<uint32_t, 16, 8>(tmem_base), io);
 }
