@@ -304,12 +304,14 @@ void add_transfer_function(ptx::Module& module, const Plan& plan,
   const std::string column_param =
       options.column_argument ? f.add_param(Type::kB32, "column") : std::string();
 
-  Reg base = f.new_reg(RegClass::kB32), warp = f.new_reg(RegClass::kB32);
+  Reg base = f.new_reg(RegClass::kB32), warp;
   f.emit(Instruction::ld_param(Type::kB32, base, base_param));
   if (options.warp_argument) {
+    warp = f.new_reg(RegClass::kB32);
     f.emit(Instruction::ld_param(Type::kB32, warp, warp_param));
   } else {
     Reg tid = f.new_reg(RegClass::kB32);
+    warp = f.new_reg(RegClass::kB32);
     f.emit(Instruction::mov(Type::kU32, tid, Operand::special(ptx::SpecialReg::kTidX)));
     f.emit(Instruction::shr(Type::kU32, warp, tid, Operand::imm(5)));  // %warpid is not stable
   }

@@ -20,3 +20,13 @@ TMEMJIT_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$prefix/install/lib:$prefix/i
   'tensor((64,128), S[(64,2,64):(1@tid_in_wg,64@tid_in_wg,1)], f32)' | tee "$prefix/example.out"
 grep -q '^selected tcgen05.st.sync.aligned.32x32b.x64.b32' "$prefix/example.out"
 grep -q '^PASS' "$prefix/example.out"
+# The GEMM-style epilogue (examples/epilogue) against the same install: its own kernel specialized
+# at run time for three layouts through compile_kernel. It runs by emulation on a Hopper GPU and on
+# tcgen05 on Blackwell (PASS); elsewhere it compiles every layout for sm_100a and says why it skips
+# the runs.
+cmake -S "$source_dir/examples/epilogue" -B "$prefix/epilogue" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix/install" >/dev/null
+cmake --build "$prefix/epilogue" >/dev/null
+TMEMJIT_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" \
+  "$prefix/epilogue/epilogue" | tee "$prefix/epilogue.out"
+grep -Eq '^(PASS$|SKIP runs: )' "$prefix/epilogue.out"

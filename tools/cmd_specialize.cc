@@ -91,9 +91,18 @@ tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
 
 int cmd_specialize(const std::vector<std::string>& argv) {
   // --transfer may repeat: collect its values before the common parser (one value per option).
-  std::vector<std::string> rest, transfer_values;
+  // -I DIR and -D NAME[=VALUE] (also attached: -IDIR) go to NVRTC and may repeat too.
+  std::vector<std::string> rest, transfer_values, front_end;
   for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "--transfer") {
+    if (argv[i] == "-I" || argv[i] == "-D") {
+      if (i + 1 == argv.size())
+        return report(
+            tmem::Error(tmem::ErrorCode::kUsage, "option '" + argv[i] + "' needs a value"), false);
+      front_end.push_back(argv[i] + argv[i + 1]);
+      ++i;
+    } else if (argv[i].size() > 2 && (argv[i].rfind("-I", 0) == 0 || argv[i].rfind("-D", 0) == 0)) {
+      front_end.push_back(argv[i]);
+    } else if (argv[i] == "--transfer") {
       if (i + 1 == argv.size())
         return report(tmem::Error(tmem::ErrorCode::kUsage, "option '--transfer' needs a value"),
                       false);
@@ -172,6 +181,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     options.backend = *parsed;
   }
   if (auto keep = args->get("--keep")) options.keep_dir = *keep;
+  options.extra_options = front_end;
   tmem::DeviceFunctionOptions defaults;
   defaults.language = source.language;
   defaults.wait = !args->has("--no-wait");

@@ -33,7 +33,8 @@ constexpr CommandEntry kCommands[] = {
     {"specialize", tmemjit_cli::cmd_specialize,
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
-     "                 [--no-wait] [--warp-arg] [--column-arg] [--no-cache | --cache-dir DIR]"},
+     "                 [--no-wait] [--warp-arg] [--column-arg] [-I DIR] [-D NAME[=V]]\n"
+     "                 [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--json] [--no-cache | --cache-dir DIR]"},
 };

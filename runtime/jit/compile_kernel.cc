@@ -2,9 +2,12 @@
 // chosen at run time. CUDA C++ goes through NVRTC once per source and register counts, to
 // relocatable PTX that calls the transfers as external functions; each layout then adds the
 // generated .funcs to that PTX and compiles one whole-program module (docs/specialization.md).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -212,6 +215,30 @@ bool calls(const std::string& ptx, const std::string& symbol) {
 
 // ---- the key ------------------------------------------------------------------------------------
 
+// The toolkit's include directory for NVRTC: $TMEMJIT_CUDA_INCLUDE_DIR, $CUDA_HOME/include or
+// $CUDA_PATH/include, else the one libtmemjit was built against; empty when none exists.
+const std::string& toolkit_include_dir() {
+  static const std::string dir = [] {
+    auto exists = [](const std::string& path) {
+      struct stat info {};
+      return !path.empty() && ::stat((path + "/cuda_runtime.h").c_str(), &info) == 0;
+    };
+    if (const char* env = std::getenv("TMEMJIT_CUDA_INCLUDE_DIR"); env && exists(env))
+      return std::string(env);
+    for (const char* home : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* env = std::getenv(home); env && exists(std::string(env) + "/include"))
+        return std::string(env) + "/include";
+#ifdef TMEMJIT_CUDA_INCLUDE_DIR
+    std::string built = TMEMJIT_CUDA_INCLUDE_DIR;
+    if (const size_t semicolon = built.find(';'); semicolon != std::string::npos)
+      built.resize(semicolon);
+    if (exists(built)) return built;
+#endif
+    return std::string();
+  }();
+  return dir;
+}
+
 struct Context {
   CompileOptions options;      // with the backend resolved
   CompileOptions ptx_options;  // the PTX compiler's: without the front end's options
@@ -236,6 +263,8 @@ Result<Context> context_of(const KernelSource& source, const CompileOptions& giv
     else
       context.ptx_options.extra_options.push_back(option);
   }
+  if (source.language == Language::kCuda && !toolkit_include_dir().empty())
+    context.front_end_options.push_back("--include-path=" + toolkit_include_dir());
   KeyBuilder key;
   key.str("context", "compile-kernel");
   key.integer("format", kCacheKeyFormatVersion);
@@ -246,6 +275,7 @@ Result<Context> context_of(const KernelSource& source, const CompileOptions& giv
   for (const std::string& extra : given.extra_options) key.str("extra", extra);
   key.str("compiler", compiler_version(context.options.backend));
   if (source.language == Language::kCuda) key.str("front end", compiler_version(Backend::kNvrtc));
+  for (const std::string& option : context.front_end_options) key.str("front end option", option);
   key.str("library", library_build_id());
   context.digest = key.finish();
   return context;

@@ -1,0 +1,234 @@
+// compile_kernel against the compilers a user would call on the same kernel (DESIGN.md §7, §6):
+// the first layout of a source (NVRTC front end + the generated functions + the PTX compile), a
+// new layout with the same registers per thread (the front end reused), a memory hit and a disk
+// hit, against NVRTC and `nvcc -cubin` of the same source with the transfers inline. Every ratio
+// compares medians of one run. Prints one JSON object (bench/report.py --kernel renders it) and,
+// with --markdown, the rows of docs/benchmarks.md.
+//
+// Sources: examples/epilogue/epilogue.cu as it is, and with <cuda_bf16.h> included (the header a
+// bf16 GEMM epilogue includes; NVRTC parses it on every front-end compile). Layouts: the example's
+// Layout D (32x32b.x32 x2) first, then Layout F (16x256b.x8 x2), both 64 registers per thread.
+// Cold means uncached: each repetition appends a unique comment to the source, so every cache
+// (ours, and any of the compilers') misses; the disk cache is a fresh directory.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "runtime/compile/sass.h"
+#include "runtime/support/subprocess.h"
+#include "tmem/cache.h"
+#include "tmem/check.h"
+#include "tmem/specialize.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const std::string kExample = std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue";
+
+tmem::TransferSpec layout(const std::string& name) {
+  return tmem::TransferSpec::from_json(read_file(kExample + "/layouts/" + name + ".json")).value();
+}
+
+std::vector<tmem::NamedTransfer> transfers(const std::string& load, const std::string& store) {
+  tmem::DeviceFunctionOptions ld, st;
+  ld.name = "acc_load";
+  ld.wait = false;
+  ld.column_argument = true;
+  st = ld;
+  st.name = "acc_store";
+  return {{layout(load), ld}, {layout(store), st}};
+}
+
+// The source with the transfers inline (device_function's CUDA form): what NVRTC or nvcc
+// compiles without libtmemjit's front-end reuse.
+std::string inline_source(const std::string& source,
+                          const std::vector<tmem::NamedTransfer>& named) {
+  std::string header;
+  for (const tmem::NamedTransfer& t : named)
+    header += tmem::device_function(t.spec, t.options).value().source;
+  std::string out = source;
+  const std::string include = "#include <tmemjit/transfers.cuh>";
+  out.replace(out.find(include), include.size(), header);
+  return out;
+}
+
+struct Row {
+  std::string source, what;
+  double ms = 0;
+  int samples = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool markdown = argc > 1 && std::strcmp(argv[1], "--markdown") == 0;
+  const int reps =
+      std::getenv("TMEMJIT_BENCH_REPS") ? std::atoi(std::getenv("TMEMJIT_BENCH_REPS")) : 5;
+  const auto first_layout = transfers("d_x32_ld", "d_x32_st");
+  const auto new_layout = transfers("f_16x256b_ld", "f_16x256b_st");
+  const std::string epilogue = read_file(kExample + "/epilogue.cu");
+  const std::string include = "#include <tmemjit/transfers.cuh>";
+  std::string with_bf16 = epilogue;
+  with_bf16.replace(with_bf16.find(include), include.size(),
+                    include + "\n#include <cuda_bf16.h>  // a bf16 epilogue's header");
+  const struct {
+    const char* name;
+    std::string text;
+  } sources[] = {{"epilogue.cu", epilogue}, {"epilogue.cu + <cuda_bf16.h>", with_bf16}};
+
+  const auto scratch = std::filesystem::temp_directory_path() /
+                       ("tmemjit_kernel_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(scratch);
+  const std::string cuda_include = std::string(TMEMJIT_BENCH_CUDA_INCLUDE);
+  nlohmann::json out = {{"reps", reps}, {"sources", nlohmann::json::array()}};
+  const auto tool = tmem::sass::find_disassembler();
+
+  for (const auto& source : sources) {
+    std::vector<double> first, fresh, memory, disk, nvrtc, nvcc, front_end;
+    nlohmann::json sass = nlohmann::json::object();
+    for (int rep = 0; rep < reps; ++rep) {
+      const std::string text =
+          source.text + "\n// kernel_bench " + tmem::bench::unique_suffix() + "\n";
+      tmem::KernelSource kernel_source{tmem::Language::kCuda, text, "epilogue", "epilogue.cu"};
+      const auto dir = scratch / ("cache" + std::to_string(rep));
+      tmem::set_cache_dir(dir.string());
+      (void)tmem::clear_cache(false);
+
+      tmem::CompileReport report;
+      auto start = Clock::now();
+      auto a = tmem::compile_kernel(kernel_source, first_layout, {}, &report);
+      first.push_back(ms_since(start));
+      if (!a.ok()) {
+        std::fprintf(stderr, "%s\n", a.error().full_text().c_str());
+        return 1;
+      }
+      front_end.push_back(report.front_end_ms);
+      start = Clock::now();
+      auto b = tmem::compile_kernel(kernel_source, new_layout, {}, &report);
+      fresh.push_back(ms_since(start));
+      if (!b.ok() || report.front_end_cache != tmem::CacheSource::kMemory) {
+        std::fprintf(stderr, "the new layout did not reuse the front end\n");
+        return 1;
+      }
+      if (rep == 0 && tool) {
+        for (const auto& [name, kernel, named] :
+             {std::tuple{"first", &*a, &first_layout}, std::tuple{"new", &*b, &new_layout}}) {
+          const tmem::sass::Listing listing(
+              tmem::sass::disassemble(*tool, kernel->cubin()).value());
+          const tmem::Plan ld = tmem::check((*named)[0].spec).value();
+          const tmem::Plan st = tmem::check((*named)[1].spec).value();
+          sass[name] = {{"ldtm", listing.count("LDTM")},
+                        {"sttm", listing.count("STTM")},
+                        {"ldtm_plan", ld.instructions_per_warp()},
+                        {"sttm_plan", st.instructions_per_warp()},
+                        {"local_memory", listing.uses_local_memory()}};
+        }
+      }
+      for (int i = 0; i < 200; ++i) {
+        start = Clock::now();
+        auto hit = tmem::compile_kernel(kernel_source, first_layout, {}, &report);
+        memory.push_back(ms_since(start));
+        if (!hit.ok() || report.cache != tmem::CacheSource::kMemory) return 1;
+      }
+      (void)tmem::clear_cache(false);
+      start = Clock::now();
+      auto from_disk = tmem::compile_kernel(kernel_source, first_layout, {}, &report);
+      disk.push_back(ms_since(start));
+      if (!from_disk.ok() || report.cache != tmem::CacheSource::kDisk) return 1;
+
+      // The same kernel with the transfers inline, through NVRTC and nvcc.
+      const std::string whole = inline_source(text, first_layout);
+      tmem::CompileOptions options;
+      options.extra_options = {"--include-path=" + cuda_include, "--std=c++17"};
+      start = Clock::now();
+      auto by_nvrtc = tmem::compile_cuda(whole, "", options);
+      nvrtc.push_back(ms_since(start));
+      if (!by_nvrtc.ok()) {
+        std::fprintf(stderr, "%s\n", by_nvrtc.error().full_text().c_str());
+        return 1;
+      }
+      const std::string file = (scratch / "epilogue.cu").string();
+      std::ofstream(file) << whole;
+      start = Clock::now();
+      auto by_nvcc = tmem::run_process({TMEMJIT_BENCH_NVCC, "-cubin", "-arch=sm_100a", "-std=c++17",
+                                        "-o", (scratch / "nvcc.cubin").string(), file});
+      nvcc.push_back(ms_since(start));
+      if (!by_nvcc.ok() || by_nvcc->exit_code != 0) {
+        std::fprintf(stderr, "nvcc failed: %s\n",
+                     by_nvcc.ok() ? by_nvcc->output.c_str() : by_nvcc.error().message().c_str());
+        return 1;
+      }
+    }
+    out["sources"].push_back({{"source", source.name},
+                              {"first_layout_ms", median(first)},
+                              {"front_end_ms", median(front_end)},
+                              {"new_layout_ms", median(fresh)},
+                              {"memory_hit_ms", median(memory)},
+                              {"disk_hit_ms", median(disk)},
+                              {"nvrtc_ms", median(nvrtc)},
+                              {"nvcc_ms", median(nvcc)},
+                              {"speedup_new_vs_first", median(first) / median(fresh)},
+                              {"sass", sass}});
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  if (!markdown) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  auto time = [](double ms) {
+    char text[32];
+    if (ms < 1)
+      std::snprintf(text, sizeof text, "%.1f µs", ms * 1000);
+    else
+      std::snprintf(text, sizeof text, "%.1f ms", ms);
+    return std::string(text);
+  };
+  std::printf(
+      "| source | compile_kernel: first layout | new layout (front end reused) | "
+      "speedup | memory hit | disk hit | NVRTC, transfers inline | nvcc -cubin |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (const auto& s : out["sources"])
+    std::printf("| %s | %s (front end %s) | %s | %.1f× | %s | %s | %s | %s |\n",
+                s["source"].get<std::string>().c_str(), time(s["first_layout_ms"]).c_str(),
+                time(s["front_end_ms"]).c_str(), time(s["new_layout_ms"]).c_str(),
+                s["speedup_new_vs_first"].get<double>(), time(s["memory_hit_ms"]).c_str(),
+                time(s["disk_hit_ms"]).c_str(), time(s["nvrtc_ms"]).c_str(),
+                time(s["nvcc_ms"]).c_str());
+  for (const auto& s : out["sources"])
+    for (const auto& [name, counts] : s["sass"].items())
+      std::printf(
+          "\nSASS of the %s layout (%s): LDTM %d (plan %d), STTM %d (plan %d), local "
+          "memory: %s",
+          name.c_str(), s["source"].get<std::string>().c_str(), counts["ldtm"].get<int>(),
+          counts["ldtm_plan"].get<int>(), counts["sttm"].get<int>(), counts["sttm_plan"].get<int>(),
+          counts["local_memory"].get<bool>() ? "yes" : "no");
+  std::printf("\n");
+  return 0;
+}

@@ -1,0 +1,475 @@
+// compile_kernel (DESIGN.md §7): a user's kernel specialized for transfers chosen at run time.
+// Two transfers in one file with the plan's SASS, the front end reused across layouts of one
+// register count, memory and disk hits, the errors (the user's file and line, an unknown entry,
+// names), the never-called warning, PTX sources, the sm_90 emulation, and Kernel::from_cubin.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/cache_test_util.h"
+#include "common/spec_fixtures.h"
+#include "runtime/compile/sass.h"
+#include "tmem/cache.h"
+#include "tmem/check.h"
+#include "tmem/jit.h"
+#include "tmem/specialize.h"
+
+namespace tmem {
+namespace {
+
+using testing::TempDir;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A spec of examples/epilogue/layouts: one chunk of the epilogue's tile.
+TransferSpec layout(const std::string& name) {
+  return TransferSpec::from_json(read_file(std::string(TMEMJIT_SOURCE_DIR) +
+                                           "/examples/epilogue/layouts/" + name + ".json"))
+      .value();
+}
+
+NamedTransfer transfer(TransferSpec spec, std::string name, bool wait = true, bool column = false) {
+  DeviceFunctionOptions options;
+  options.name = std::move(name);
+  options.wait = wait;
+  options.column_argument = column;
+  return {std::move(spec), options};
+}
+
+// st then ld of one tile through two transfers; elements placed by their NAME_coord.
+const char* kRoundtripSource = R"(#include <tmemjit/transfers.cuh>
+
+extern "C" __global__ void __launch_bounds__(128) roundtrip(const float* in, float* out) {
+  __shared__ unsigned int base_shared;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&base_shared, 128);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  const unsigned int base = base_shared;
+  float regs[acc_st_regs];
+#pragma unroll
+  for (int s = 0; s < acc_st_regs; ++s) {
+    int index[2];
+    acc_st_coord(threadIdx.x, s, index);
+    regs[s] = index[0] < 0 ? 0.0f : in[index[0] * 128 + index[1]];
+  }
+  acc_st(base, regs);
+  float back[acc_ld_regs];
+  acc_ld(base, back);
+  acc_ld_wait();
+#pragma unroll
+  for (int s = 0; s < acc_ld_regs; ++s) {
+    int index[2];
+    acc_ld_coord(threadIdx.x, s, index);
+    if (index[0] >= 0) out[index[0] * 128 + index[1]] = back[s];
+  }
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(base, 128);
+}
+)";
+
+KernelSource roundtrip_source() {
+  KernelSource source;
+  source.text = kRoundtripSource;
+  source.entry = "roundtrip";
+  return source;
+}
+
+std::vector<NamedTransfer> seed_transfers() {
+  return {transfer(tmemjit_test::seed_layout_b(true).make(), "acc_st"),
+          transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld", /*wait=*/false)};
+}
+
+struct Counts {
+  int ldtm = -1, sttm = -1;
+  bool local_memory = true;
+  bool checked = false;
+};
+Counts sass_counts(std::span<const char> cubin) {
+  Counts counts;
+  const auto tool = sass::find_disassembler();
+  if (!tool) return counts;
+  auto text = sass::disassemble(*tool, cubin);
+  EXPECT_TRUE(text.ok()) << text.error().full_text();
+  if (!text) return counts;
+  const sass::Listing listing(*text);
+  counts.ldtm = listing.count("LDTM");
+  counts.sttm = listing.count("STTM");
+  counts.local_memory = listing.uses_local_memory();
+  counts.checked = true;
+  return counts;
+}
+
+class CompileKernel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    saved_ = cache_options();
+    set_cache_dir(dir_.path().string());
+    ASSERT_TRUE(clear_cache(false).ok());
+  }
+  void TearDown() override { set_cache_options(saved_); }
+  TempDir dir_;
+  CacheOptions saved_;
+};
+
+TEST_F(CompileKernel, TwoTransfersInOneFileWithThePlansSass) {
+  const auto transfers = seed_transfers();
+  CompileReport report;
+  auto kernel = compile_kernel(roundtrip_source(), transfers, {}, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(kernel->name(), "roundtrip");
+  EXPECT_FALSE(kernel->emulated());
+  EXPECT_EQ(report.cache, CacheSource::kCompiled);
+  EXPECT_EQ(report.front_end_cache, CacheSource::kCompiled);
+  EXPECT_GT(report.front_end_ms, 0);
+  EXPECT_TRUE(report.warnings.empty());
+  ASSERT_EQ(report.transfers.size(), 2u);
+  EXPECT_EQ(report.transfers[0].name, "acc_st");
+  EXPECT_EQ(report.transfers[1].regs_per_thread, 64);
+  EXPECT_EQ(report.key.size(), 32u);
+  const Counts counts = sass_counts(kernel->cubin());
+  if (!counts.checked) GTEST_SKIP() << "compiled; SASS not checked: " << sass::search_description();
+  const Plan st = check(transfers[0].spec).value(), ld = check(transfers[1].spec).value();
+  EXPECT_EQ(counts.sttm, st.instructions_per_warp());
+  EXPECT_EQ(counts.ldtm, ld.instructions_per_warp());
+  EXPECT_FALSE(counts.local_memory);
+}
+
+// A new layout with the registers per thread of one compiled before skips NVRTC; another count
+// is another front end. Every layout keeps its plan's LDTM/STTM count and no local memory.
+TEST_F(CompileKernel, NewLayoutWithTheSameRegisterCountReusesTheFrontEnd) {
+  KernelSource source;
+  source.text = read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
+  source.entry = "epilogue";
+  source.path = "epilogue.cu";
+  const struct {
+    const char* load;
+    const char* store;
+    CacheSource front_end;
+  } layouts[] = {{"d_x32_ld", "d_x32_st", CacheSource::kCompiled},
+                 {"f_16x256b_ld", "f_16x256b_st", CacheSource::kMemory},
+                 {"d_x64_ld", "d_x64_st", CacheSource::kCompiled}};
+  for (const auto& l : layouts) {
+    SCOPED_TRACE(l.load);
+    const std::vector<NamedTransfer> transfers = {
+        transfer(layout(l.load), "acc_load", false, true),
+        transfer(layout(l.store), "acc_store", false, true)};
+    CompileReport report;
+    auto kernel = compile_kernel(source, transfers, {}, &report);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+    EXPECT_EQ(report.cache, CacheSource::kCompiled);
+    EXPECT_EQ(report.front_end_cache, l.front_end);
+    if (l.front_end != CacheSource::kCompiled) {
+      EXPECT_EQ(report.front_end_ms, 0);
+    }
+    const Counts counts = sass_counts(kernel->cubin());
+    if (!counts.checked) continue;
+    // The kernel calls acc_load at two places; the transfer is one function, called twice.
+    EXPECT_EQ(counts.ldtm, check(transfers[0].spec)->instructions_per_warp());
+    EXPECT_EQ(counts.sttm, check(transfers[1].spec)->instructions_per_warp());
+    EXPECT_FALSE(counts.local_memory);
+  }
+}
+
+TEST_F(CompileKernel, MemoryAndDiskHits) {
+  const auto transfers = seed_transfers();
+  CompileReport report;
+  auto first = compile_kernel(roundtrip_source(), transfers, {}, &report);
+  ASSERT_TRUE(first.ok()) << first.error().full_text();
+  EXPECT_EQ(report.cache, CacheSource::kCompiled);
+  const std::string key = report.key;
+
+  reset_cache_stats();
+  auto again = compile_kernel(roundtrip_source(), transfers, {}, &report);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(report.cache, CacheSource::kMemory);
+  EXPECT_EQ(report.key, key);
+  EXPECT_EQ(report.compile_ms, 0);
+  EXPECT_EQ(again->cubin().data(), first->cubin().data()) << "one handle per entry";
+  EXPECT_EQ(report.transfers.size(), 2u) << "the report of a hit names the transfers too";
+  EXPECT_EQ(cache_stats().hits, 1u);
+
+  ASSERT_TRUE(clear_cache(false).ok());
+  auto from_disk = compile_kernel(roundtrip_source(), transfers, {}, &report);
+  ASSERT_TRUE(from_disk.ok());
+  EXPECT_EQ(report.cache, CacheSource::kDisk);
+  EXPECT_EQ(report.key, key);
+  EXPECT_TRUE(std::equal(from_disk->cubin().begin(), from_disk->cubin().end(),
+                         first->cubin().begin(), first->cubin().end()));
+  EXPECT_EQ(from_disk->name(), "roundtrip");
+}
+
+TEST_F(CompileKernel, KeysSeparateWhatDiffers) {
+  auto key_of = [](const KernelSource& source, const std::vector<NamedTransfer>& transfers,
+                   const CompileOptions& options = {}) {
+    CompileReport report;
+    auto kernel = compile_kernel(source, transfers, options, &report);
+    EXPECT_TRUE(kernel.ok()) << kernel.error().full_text();
+    return report.key;
+  };
+  const std::string base = key_of(roundtrip_source(), seed_transfers());
+  auto renamed = seed_transfers();
+  renamed[1].options.wait = true;
+  EXPECT_NE(key_of(roundtrip_source(), renamed), base);
+  KernelSource edited = roundtrip_source();
+  edited.text += "\n// an edit\n";
+  EXPECT_NE(key_of(edited, seed_transfers()), base);
+  CompileOptions o1;
+  o1.opt_level = 1;
+  EXPECT_NE(key_of(roundtrip_source(), seed_transfers(), o1), base);
+  // Equal meaning, other spelling: one entry.
+  auto respelled = seed_transfers();
+  tmemjit_test::SpecText text = tmemjit_test::seed_layout_b(true);
+  text.tmem = "tensor( (64,128), S[(64,2,2,32):(1@TLane,64@TLane,32@TCol,1@TCol)], f32)" +
+              tmemjit_test::kSeedRearrange;
+  respelled[0].spec = text.make();
+  EXPECT_EQ(key_of(roundtrip_source(), respelled), base);
+}
+
+TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
+  KernelSource source = roundtrip_source();
+  source.path = "my_epilogue.cu";
+  source.text.replace(source.text.find("  acc_st(base, regs);"), 21, "  acc_st(base, regs) oops;");
+  const int line = 17;  // of kRoundtripSource
+  auto kernel = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().code(), ErrorCode::kToolchain);
+  EXPECT_NE(kernel.error().message().find("my_epilogue.cu(" + std::to_string(line) + "): error"),
+            std::string::npos)
+      << kernel.error().full_text();
+}
+
+TEST_F(CompileKernel, UnknownEntryListsTheEntriesFound) {
+  KernelSource source = roundtrip_source();
+  source.text += "\n__global__ void second(int* x) { *x = 1; }\n";
+  source.entry = "rundtrip";
+  auto kernel = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(kernel.error().message().find("no kernel 'rundtrip' in kernel.cu"), std::string::npos)
+      << kernel.error().message();
+  EXPECT_NE(kernel.error().message().find("roundtrip"), std::string::npos);
+  EXPECT_NE(kernel.error().message().find("second (_Z6secondPi)"), std::string::npos)
+      << kernel.error().message();
+  source.entry = "second";  // a C++ name: found by its plain name
+  auto found = compile_kernel(source, seed_transfers());
+  ASSERT_TRUE(found.ok()) << found.error().full_text();
+  EXPECT_EQ(found->name(), "_Z6secondPi");
+}
+
+TEST_F(CompileKernel, NameExpressionsNameTemplateKernels) {
+  KernelSource source = roundtrip_source();
+  source.text +=
+      "\ntemplate <int N> __global__ void fill(int* x) { *x = N; }\n"
+      "template __global__ void fill<3>(int*);\n";
+  source.entry = "fill<3>";
+  auto kernel = compile_kernel(source, seed_transfers());
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(kernel->name(), "_Z4fillILi3EEvPi");
+}
+
+TEST_F(CompileKernel, NamesAreCheckedAndUnique) {
+  auto twice = seed_transfers();
+  twice[1].options.name = "acc_st";
+  auto kernel = compile_kernel(roundtrip_source(), twice);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(kernel.error().message().find("two transfers are named 'acc_st'"), std::string::npos)
+      << kernel.error().message();
+
+  auto clash = seed_transfers();
+  clash[0].options.name = "acc";
+  clash[1].options.name = "acc_wait";
+  kernel = compile_kernel(roundtrip_source(), clash);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().message().find("defines 'acc_wait'"), std::string::npos)
+      << kernel.error().message();
+
+  auto bad = seed_transfers();
+  bad[0].options.name = "acc-st";
+  kernel = compile_kernel(roundtrip_source(), bad);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(kernel.error().message().rfind("transfer name 'acc-st' ", 0), 0u);
+
+  KernelSource empty = roundtrip_source();
+  empty.text.clear();
+  EXPECT_EQ(compile_kernel(empty, seed_transfers()).error().code(), ErrorCode::kUsage);
+  CompileOptions nvrtc;
+  nvrtc.backend = Backend::kNvrtc;
+  EXPECT_EQ(compile_kernel(roundtrip_source(), seed_transfers(), nvrtc).error().code(),
+            ErrorCode::kUsage);
+}
+
+TEST_F(CompileKernel, ATransferTheSourceNeverCallsIsAWarning) {
+  auto transfers = seed_transfers();
+  transfers.push_back(transfer(tmemjit_test::seed_pack(false).make(), "unused"));
+  CompileReport report;
+  auto kernel = compile_kernel(roundtrip_source(), transfers, {}, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0], "transfer 'unused' is never called by kernel.cu");
+  // A hit reports it too.
+  ASSERT_TRUE(compile_kernel(roundtrip_source(), transfers, {}, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kMemory);
+  EXPECT_EQ(report.warnings.size(), 1u);
+}
+
+TEST_F(CompileKernel, RuleErrorsNameTheTransfer) {
+  auto transfers = seed_transfers();
+  tmemjit_test::SpecText text = tmemjit_test::seed_layout_b(false);
+  text.op = "tcgen05.ld.sync.aligned.32x32b.x32.b32";
+  transfers[1].spec = text.make();
+  auto kernel = compile_kernel(roundtrip_source(), transfers);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().code(), check(transfers[1].spec).error().code());
+  EXPECT_EQ(kernel.error().message().rfind("transfer 'acc_ld': ", 0), 0u);
+}
+
+// A PTX kernel of the user's that calls the generated .funcs, declared or not.
+std::string ptx_kernel(const std::string& extra_line = "") {
+  return ".version 8.6\n"
+         ".target sm_100a\n"
+         ".address_size 64\n"
+         "\n"
+         ".shared .align 4 .b32 base_shared;\n"
+         "\n"
+         ".visible .entry user(.param .u64 out)\n"
+         "{\n"
+         "\t.reg .b32 %r<8>;\n"
+         "\t.reg .b64 %rd<4>;\n"
+         "\t.reg .pred %p<2>;\n" +
+         extra_line +
+         "\tmov.u32 %r0, %tid.x;\n"
+         "\tshr.u32 %r1, %r0, 5;\n"
+         "\tsetp.ne.u32 %p0, %r1, 0;\n"
+         "\tmov.u32 %r2, base_shared;\n"
+         "\t@%p0 bra $skip_alloc;\n"
+         "\t{\n\t.param .b32 a0;\n\t.param .b32 a1;\n\tst.param.b32 [a0], %r2;\n"
+         "\tst.param.b32 [a1], 128;\n\tcall.uni tmemjit_alloc, (a0, a1);\n\t}\n"
+         "$skip_alloc:\n"
+         "\tcall.uni tmemjit_fence_before_sync;\n"
+         "\tbar.sync 0;\n"
+         "\tcall.uni tmemjit_fence_after_sync;\n"
+         "\tld.shared.u32 %r3, [base_shared];\n"
+         "\t{\n\t.param .b32 b0;\n\t.param .align 4 .b8 rv[256];\n\tst.param.b32 [b0], %r3;\n"
+         "\tcall.uni (rv), acc_ld, (b0);\n\tld.param.b32 %r4, [rv];\n\t}\n"
+         "\tld.param.u64 %rd0, [out];\n"
+         "\tcvta.to.global.u64 %rd1, %rd0;\n"
+         "\tmul.wide.u32 %rd2, %r0, 4;\n"
+         "\tadd.u64 %rd3, %rd1, %rd2;\n"
+         "\tst.global.b32 [%rd3], %r4;\n"
+         "\tcall.uni tmemjit_fence_before_sync;\n"
+         "\tbar.sync 0;\n"
+         "\tcall.uni tmemjit_fence_after_sync;\n"
+         "\t@%p0 bra $end;\n"
+         "\t{\n\t.param .b32 c0;\n\t.param .b32 c1;\n\tst.param.b32 [c0], %r3;\n"
+         "\tst.param.b32 [c1], 128;\n\tcall.uni tmemjit_dealloc, (c0, c1);\n\t}\n"
+         "$end:\n"
+         "\tret;\n"
+         "}\n";
+}
+
+TEST_F(CompileKernel, PtxSourceCallsTheGeneratedFuncs) {
+  KernelSource source;
+  source.language = Language::kPtx;
+  source.text = ptx_kernel();
+  source.entry = "user";
+  std::vector<NamedTransfer> transfers = {
+      transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld")};
+  transfers[0].options.language = Language::kPtx;
+  CompileReport report;
+  auto kernel = compile_kernel(source, transfers, {}, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(kernel->name(), "user");
+  EXPECT_EQ(report.front_end_cache, CacheSource::kCompiled);
+  EXPECT_EQ(report.front_end_ms, 0) << "PTX has no front end";
+  const Counts counts = sass_counts(kernel->cubin());
+  if (counts.checked) {
+    EXPECT_EQ(counts.ldtm, 1);
+    EXPECT_FALSE(counts.local_memory);
+  }
+  // An error on line 12 of the user's file is reported there, not in the combined module.
+  source.text = ptx_kernel("\tbogus.u32 %r7, %r7;\n");
+  auto broken = compile_kernel(source, transfers);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().code(), ErrorCode::kToolchain);
+  EXPECT_NE(broken.error().full_text().find("kernel.ptx, line 12"), std::string::npos)
+      << broken.error().full_text();
+}
+
+TEST_F(CompileKernel, EmulationTargetCompilesTheSameSourceForSm90) {
+  CompileOptions options;
+  options.target = Target::kSm90;
+  CompileReport report;
+  auto kernel = compile_kernel(roundtrip_source(), seed_transfers(), options, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_TRUE(kernel->emulated());
+  EXPECT_EQ(kernel->target(), Target::kSm90);
+  EXPECT_EQ(std::string(kernel->ptx()).find("tcgen05."), std::string::npos);
+  EXPECT_NE(std::string(kernel->ptx()).find("_ZN7tmemjit9emu_stateE"), std::string::npos);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+  // A transfer the emulated source never calls is a warning there too.
+  auto transfers = seed_transfers();
+  transfers.push_back(transfer(tmemjit_test::seed_pack(false).make(), "unused"));
+  ASSERT_TRUE(compile_kernel(roundtrip_source(), transfers, options, &report).ok());
+  ASSERT_EQ(report.warnings.size(), 1u);
+}
+
+TEST(KernelFromCubin, TakesCodeCompiledElsewhere) {
+  auto compiled = compile_transfer(tmemjit_test::seed_layout_b(true).make());
+  ASSERT_TRUE(compiled.ok()) << compiled.error().full_text();
+  auto kernel = Kernel::from_cubin(compiled->cubin(), "tmem_roundtrip", Target::kSm100a);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(kernel->name(), "tmem_roundtrip");
+  EXPECT_EQ(kernel->cubin().size(), compiled->cubin().size());
+  EXPECT_NE(kernel->cubin().data(), compiled->cubin().data()) << "copied";
+  EXPECT_FALSE(kernel->emulated());
+  auto wrong = Kernel::from_cubin(compiled->cubin(), "tmem_load", Target::kSm100a);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(wrong.error().message().find("it has: tmem_roundtrip"), std::string::npos)
+      << wrong.error().message();
+  EXPECT_EQ(Kernel::from_cubin({}, "x", Target::kSm100a).error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(Kernel::from_cubin(compiled->cubin(), "", Target::kSm100a).error().code(),
+            ErrorCode::kUsage);
+}
+
+TEST(CompileTransferReport, SaysWhichTierAnswered) {
+  TempDir dir;
+  const CacheOptions saved = cache_options();
+  set_cache_dir(dir.path().string());
+  ASSERT_TRUE(clear_cache(false).ok());
+  const TransferSpec spec = tmemjit_test::seed_layout_b(true).make();
+  CompileReport report;
+  ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kStore, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kCompiled);
+  EXPECT_TRUE(report.cache_enabled);
+  EXPECT_GT(report.compile_ms, 0);
+  EXPECT_EQ(report.entry, "tmem_store");
+  ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kStore, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kMemory);
+  ASSERT_TRUE(clear_cache(false).ok());
+  ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kStore, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kDisk);
+  EXPECT_EQ(to_string(CacheSource::kCompiled), "miss");
+  EXPECT_EQ(to_string(CacheSource::kRemote), "remote");
+  auto ptx = transfer_ptx(spec, KernelKind::kStore);
+  ASSERT_TRUE(ptx.ok());
+  EXPECT_EQ(*ptx, std::string(compile_transfer(spec, {}, KernelKind::kStore)->ptx()));
+  set_cache_options(saved);
+}
+
+}  // namespace
+}  // namespace tmem

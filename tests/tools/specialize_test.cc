@@ -1,0 +1,210 @@
+// tmemjit ptx --kernel cuda|func with the device function's options, and tmemjit specialize
+// (DESIGN.md §7): its JSON, the cache tiers across processes, and its errors and exit codes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/cli_util.h"
+#include "common/spec_fixtures.h"
+
+namespace {
+
+using tmemjit_test::CliResult;
+using tmemjit_test::run_cli_argv;
+namespace fs = std::filesystem;
+
+const std::string kExample = std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue";
+
+CliResult run_seed_ptx(std::vector<std::string> extra, bool store = false) {
+  const auto spec = tmemjit_test::seed_layout_b(store);
+  std::vector<std::string> argv = {"ptx",    "--op",    spec.op,  "--scope", spec.scope,
+                                   "--tmem", spec.tmem, "--regs", spec.regs};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_cli_argv(argv);
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    path_ = fs::temp_directory_path() / ("tmemjit_cli_specialize_" + std::to_string(::getpid()) +
+                                         "_" + std::to_string(counter_++));
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name, const std::string& text = {}) const {
+    const std::string at = (path_ / name).string();
+    if (!text.empty()) std::ofstream(at) << text;
+    return at;
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+TEST(CliPtx, DeviceFunctionOptions) {
+  const CliResult cuda = run_seed_ptx(
+      {"--kernel", "cuda", "--name", "acc", "--no-wait", "--warp-arg", "--column-arg"});
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.out.find("__device__ __forceinline__ void acc(unsigned int tmem_base, unsigned "
+                          "int (&regs)[64], unsigned int warp, unsigned int column)"),
+            std::string::npos)
+      << cuda.out;
+  EXPECT_NE(cuda.out.find("void acc_wait()"), std::string::npos);
+  EXPECT_NE(cuda.out.find("void acc_coord("), std::string::npos);
+  EXPECT_NE(cuda.out.find("constexpr int acc_regs = 64;"), std::string::npos);
+  EXPECT_EQ(cuda.out.find("__global__"), std::string::npos);
+  EXPECT_EQ(cuda.out.find("extern \"C\""), std::string::npos);
+
+  const CliResult func = run_seed_ptx({"--kernel", "func", "--name", "acc", "--column-arg"});
+  ASSERT_EQ(func.exit_code, 0) << func.err;
+  EXPECT_NE(func.out.find(") acc(\n\t.param .b32 tmem_base,\n\t.param .b32 column\n)"),
+            std::string::npos)
+      << func.out;
+  EXPECT_NE(func.out.find(".visible .func acc_wait()"), std::string::npos);
+
+  const CliResult emulated = run_seed_ptx({"--kernel", "cuda", "--target", "sm_90"});
+  ASSERT_EQ(emulated.exit_code, 0) << emulated.err;
+  EXPECT_NE(emulated.out.find("tmemjit::emu::resolve("), std::string::npos);
+  EXPECT_EQ(emulated.out.find("tcgen05."), emulated.out.find("tcgen05.ld.sync.aligned.32x32b.x64"))
+      << "no tcgen05 instruction, only comments naming it";
+
+  const CliResult misuse = run_seed_ptx({"--kernel", "roundtrip", "--no-wait"});
+  EXPECT_EQ(misuse.exit_code, 2);
+  EXPECT_NE(misuse.err.find("--no-wait shapes a device function"), std::string::npos) << misuse.err;
+  const CliResult bad_name = run_seed_ptx({"--kernel", "cuda", "--name", "9lives"});
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_NE(bad_name.err.find("error: transfer name '9lives' starts with a digit"),
+            std::string::npos)
+      << bad_name.err;
+}
+
+std::vector<std::string> epilogue_args(const std::string& load, const std::string& store) {
+  return {"specialize", kExample + "/epilogue.cu",
+          "--transfer", "acc_load=" + kExample + "/layouts/" + load + ".json",
+          "--transfer", "acc_store=" + kExample + "/layouts/" + store + ".json",
+          "--no-wait",  "--column-arg",
+          "--json"};
+}
+
+CliResult specialize(std::vector<std::string> argv, const std::vector<std::string>& extra) {
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_cli_argv(argv);
+}
+
+// The fields of DESIGN.md §7, then a second process finds the first's entry on disk.
+TEST(CliSpecialize, JsonFieldsAndASecondProcessHitsTheDisk) {
+  ScratchDir dir;
+  const std::string cubin = dir.file("epilogue.cubin");
+  const CliResult first =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--cache-dir", dir.path(), "-o", cubin});
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  const auto j = nlohmann::json::parse(first.out);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["entry"], "epilogue");
+  EXPECT_EQ(j["cache"], "miss");
+  EXPECT_EQ(j["front_end"], "miss");
+  EXPECT_GT(j["compile_ms"].get<double>(), 0);
+  EXPECT_GT(j["cubin_bytes"].get<size_t>(), 0u);
+  EXPECT_EQ(fs::file_size(cubin), j["cubin_bytes"].get<size_t>());
+  ASSERT_EQ(j["transfers"].size(), 2u);
+  EXPECT_EQ(j["transfers"][0]["name"], "acc_load");
+  EXPECT_EQ(j["transfers"][0]["regs_per_thread"], 64);
+  EXPECT_EQ(j["transfers"][0]["instructions_per_warp"], 2);
+  EXPECT_EQ(j["target"], "sm_100a");
+
+  const CliResult second =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--cache-dir", dir.path()});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const auto k = nlohmann::json::parse(second.out);
+  EXPECT_EQ(k["cache"], "disk");
+  EXPECT_EQ(k["key"], j["key"]);
+  EXPECT_EQ(k["compile_ms"], 0);
+
+  // Another layout with 64 registers: this process compiles it, reusing the front end on disk.
+  const CliResult other =
+      specialize(epilogue_args("f_16x256b_ld", "f_16x256b_st"), {"--cache-dir", dir.path()});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const auto f = nlohmann::json::parse(other.out);
+  EXPECT_EQ(f["cache"], "miss");
+  EXPECT_EQ(f["front_end"], "disk");
+  EXPECT_EQ(f["front_end_ms"], 0);
+}
+
+TEST(CliSpecialize, EmulationTargetAndNoCache) {
+  const CliResult r =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--target", "sm_90", "--no-cache"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["target"], "sm_90");
+  EXPECT_EQ(j["emulated"], true);
+  EXPECT_EQ(j["cache"], "miss");
+}
+
+TEST(CliSpecialize, ErrorsAndExitCodes) {
+  ScratchDir dir;
+  // A compile error names the user's file and line; exit 3.
+  const std::string broken =
+      dir.file("broken.cu",
+               "#include <tmemjit/transfers.cuh>\n__global__ void k(float* x) {\n"
+               "  float r[acc_regs];\n  acc(0u, r) oops;\n}\n");
+  const std::string spec = kExample + "/layouts/d_x32_ld.json";
+  CliResult r = run_cli_argv({"specialize", broken, "--transfer", "acc=" + spec});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("broken.cu(4): error"), std::string::npos) << r.err;
+
+  // An unknown entry lists the entries; a bad name, a repeated one, a missing file: usage.
+  const std::string two =
+      dir.file("two.cu",
+               "#include <tmemjit/transfers.cuh>\n"
+               "__global__ void first(float* x) { float r[acc_regs]; acc(0u, r); *x = r[0]; }\n"
+               "__global__ void second(float* x) { *x = 1.0f; }\n");
+  r = run_cli_argv({"specialize", two, "--transfer", "acc=" + spec});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("defines several kernels (first, second); name one with --entry"),
+            std::string::npos)
+      << r.err;
+  r = run_cli_argv({"specialize", two, "--transfer", "acc=" + spec, "--entry", "third", "--json"});
+  EXPECT_EQ(r.exit_code, 2);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_NE(j["error"]["message"].get<std::string>().find(
+                "no kernel 'third' in " + two + "; the __global__ functions found: first "),
+            std::string::npos)
+      << r.out;
+  r = run_cli_argv({"specialize", two, "--entry", "first", "--transfer", "acc-1=" + spec});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("transfer name 'acc-1'"), std::string::npos) << r.err;
+  r = run_cli_argv({"specialize", two, "--entry", "first", "--transfer", "acc=" + spec,
+                    "--transfer", "acc=" + spec});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("two transfers are named 'acc'"), std::string::npos) << r.err;
+  r = run_cli_argv({"specialize", two, "--transfer", "acc=/nonexistent.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_cli_argv({"specialize", dir.file("kernel.txt", "x"), "--transfer", "acc=" + spec});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot tell the language"), std::string::npos) << r.err;
+  r = run_cli_argv(
+      {"specialize", two, "--entry", "first", "--transfer", "acc=" + spec, "--target", "sm_80"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  // A transfer the source never calls is a warning, not an error.
+  const std::string uncalled = dir.file("uncalled.cu",
+                                        "#include <tmemjit/transfers.cuh>\n"
+                                        "__global__ void only(float* x) { *x = 1.0f; }\n");
+  r = run_cli_argv({"specialize", uncalled, "--transfer", "acc=" + spec, "--no-cache", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["warnings"][0],
+            "transfer 'acc' is never called by " + uncalled);
+  EXPECT_NE(r.err.find("tmemjit: warning: transfer 'acc' is never called"), std::string::npos);
+}
+
+}  // namespace
