@@ -10,6 +10,22 @@ cmake -S "$source_dir/tests/install_consumer" -B "$prefix/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$prefix/install" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
 LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" "$prefix/consumer/consumer"
+# The installed command starts on its own (RUNPATH $ORIGIN/../lib), with no LD_LIBRARY_PATH.
+env -u LD_LIBRARY_PATH "$prefix/install/bin/tmemjit" describe tcgen05.ld.sync.aligned.32x32b.x4.b32 \
+  >/dev/null
+# Only the public API is exported (docs/architecture.md): no PTX IR, simulator or JSON symbols.
+library=$(ls "$prefix"/install/lib*/libtmemjit.so | head -n 1)
+if nm -D --defined-only "$library" | c++filt | grep -E 'tmem::(ptx|sim)::|nlohmann' | head -n 5 |
+    grep .; then
+  echo "error: $library exports private symbols (above)" >&2
+  exit 1
+fi
+# The exported package holds the library alone: no internal target (tmemjit_warnings, ...).
+if grep -h "add_library(" "$prefix"/install/lib*/cmake/tmemjit/tmemjitTargets.cmake |
+    grep -v "tmem::tmemjit "; then
+  echo "error: the exported package has targets other than tmem::tmemjit" >&2
+  exit 1
+fi
 # The example application (examples/jit_transfer) against the same install: the seed's Layout B,
 # selected, compiled and run on the best device here (the simulator where there is no GPU).
 cmake -S "$source_dir/examples/jit_transfer" -B "$prefix/example" -G Ninja \

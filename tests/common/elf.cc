@@ -1,5 +1,7 @@
-// ELF64 section headers and .nv.info attributes of a cubin, read without any CUDA library.
+// ELF64 section headers (<elf.h>) and .nv.info attributes of a cubin, for tests and benches.
 #include "common/elf.h"
+
+#include <elf.h>
 
 #include <algorithm>
 #include <cstring>
@@ -26,45 +28,32 @@ constexpr std::uint8_t kAttrFrameSize = 0x11;  // payload: u32 function symbol, 
 }  // namespace
 
 Result<std::vector<Section>> read_sections(std::span<const char> image) {
-  if (image.size() < 64 || std::memcmp(image.data(),
-                                       "\x7f"
-                                       "ELF",
-                                       4) != 0)
+  Elf64_Ehdr header;
+  if (!load(image, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
     return truncated("missing ELF magic");
-  if (image[4] != 2 || image[5] != 1) return truncated("not 64-bit little-endian");
-  std::uint64_t shoff = 0;
-  std::uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
-  if (!load(image, 0x28, shoff) || !load(image, 0x3a, shentsize) || !load(image, 0x3c, shnum) ||
-      !load(image, 0x3e, shstrndx))
-    return truncated("short header");
-  if (shentsize < 64) return truncated("section header entries too small");
-  struct Raw {
-    std::uint32_t name, type;
-    std::uint64_t flags, addr, offset, size;
-  };
-  std::vector<Raw> raw(shnum);
-  for (std::uint16_t k = 0; k < shnum; ++k) {
-    const std::uint64_t at = shoff + std::uint64_t{k} * shentsize;
-    Raw& r = raw[k];
-    if (!load(image, at, r.name) || !load(image, at + 4, r.type) || !load(image, at + 8, r.flags) ||
-        !load(image, at + 16, r.addr) || !load(image, at + 24, r.offset) ||
-        !load(image, at + 32, r.size))
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+    return truncated("not 64-bit little-endian");
+  if (header.e_shentsize < sizeof(Elf64_Shdr)) return truncated("section header entries too small");
+  std::vector<Elf64_Shdr> raw(header.e_shnum);
+  for (std::uint16_t k = 0; k < header.e_shnum; ++k) {
+    if (!load(image, header.e_shoff + std::uint64_t{k} * header.e_shentsize, raw[k]))
       return truncated("section header " + std::to_string(k) + " is outside the image");
   }
-  if (shnum != 0 && shstrndx >= shnum) return truncated("bad section name table index");
+  if (header.e_shnum != 0 && header.e_shstrndx >= header.e_shnum)
+    return truncated("bad section name table index");
   std::vector<Section> sections;
-  sections.reserve(shnum);
-  for (const Raw& r : raw) {
+  sections.reserve(raw.size());
+  for (const Elf64_Shdr& r : raw) {
     Section s;
-    s.type = r.type;
-    s.flags = r.flags;
-    s.offset = r.offset;
-    s.size = r.size;
-    const Raw& names = raw[shstrndx];
-    if (names.offset + r.name < image.size()) {
-      const char* begin = image.data() + names.offset + r.name;
+    s.type = r.sh_type;
+    s.flags = r.sh_flags;
+    s.offset = r.sh_offset;
+    s.size = r.sh_size;
+    const Elf64_Shdr& names = raw[header.e_shstrndx];
+    if (names.sh_offset + r.sh_name < image.size()) {
+      const char* begin = image.data() + names.sh_offset + r.sh_name;
       const char* end =
-          image.data() + std::min<std::uint64_t>(image.size(), names.offset + names.size);
+          image.data() + std::min<std::uint64_t>(image.size(), names.sh_offset + names.sh_size);
       s.name.assign(begin, std::find(begin, end, '\0'));
     }
     sections.push_back(std::move(s));
@@ -89,10 +78,9 @@ Result<std::uint32_t> max_frame_size(std::span<const char> image) {
   auto sections = read_sections(image);
   if (!sections) return std::move(sections).error();
   std::uint32_t largest = 0;
-  constexpr std::uint32_t kNobits = 8;
   for (const Section& s : *sections) {
     if (s.name != ".nv.info" && s.name.rfind(".nv.info.", 0) != 0) continue;
-    if (s.type == kNobits || s.offset + s.size > image.size()) continue;
+    if (s.type == SHT_NOBITS || s.offset + s.size > image.size()) continue;
     std::uint64_t at = s.offset;
     const std::uint64_t end = s.offset + s.size;
     while (at + 4 <= end) {
