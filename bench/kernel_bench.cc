@@ -5,8 +5,9 @@
 // compares medians of one run. Prints one JSON object (bench/report.py --kernel renders it) and,
 // with --markdown, the rows of docs/benchmarks.md.
 //
-// Sources: examples/epilogue/epilogue.cu as it is, and with <cuda_bf16.h> included (the header a
-// bf16 GEMM epilogue includes; NVRTC parses it on every front-end compile). Layouts: the example's
+// Sources: examples/epilogue/epilogue.cu as it is, with <cuda_bf16.h> included (the header a bf16
+// GEMM epilogue includes), and writing its output through a CuTe tensor (<cute/tensor.hpp>, as a
+// CUTLASS-style epilogue does; where CuTe's headers were found). Layouts: the example's
 // Layout D (32x32b.x32 x2) first, then Layout F (16x256b.x8 x2), both 64 registers per thread.
 // Cold means uncached: each repetition appends a unique comment to the source, so every cache
 // (ours, and any of the compilers') misses; the disk cache is a fresh directory.
@@ -97,10 +98,48 @@ int main(int argc, char** argv) {
   std::string with_bf16 = epilogue;
   with_bf16.replace(with_bf16.find(include), include.size(),
                     include + "\n#include <cuda_bf16.h>  // a bf16 epilogue's header");
-  const struct {
+  // The output through a CuTe tensor, as a CUTLASS-style epilogue writes it: CuTe's headers are
+  // the front end's work that a new layout no longer pays.
+  std::string with_cute = epilogue;
+  with_cute.replace(with_cute.find(include), include.size(),
+                    include + "\n#include <cute/tensor.hpp>");
+  const std::string out_decl =
+      "  float* tile_out = out + static_cast<long long>(blockIdx.x) * rows * columns;\n";
+  with_cute.replace(with_cute.find(out_decl), out_decl.size(),
+                    out_decl +
+                        "  auto out_tensor = cute::make_tensor(cute::make_gmem_ptr(tile_out),\n"
+                        "      cute::make_layout(cute::make_shape(rows, columns),\n"
+                        "                        cute::make_stride(columns, cute::Int<1>{})));\n");
+  const std::string store_line = "tile_out[index[0] * columns + column] =";
+  with_cute.replace(with_cute.find(store_line), store_line.size(),
+                    "out_tensor(index[0], column) =");
+  std::vector<std::string> cute_flags;
+  std::string cute_dir;
+#ifdef TMEMJIT_CUTE_INCLUDE_DIR
+  cute_dir = TMEMJIT_CUTE_INCLUDE_DIR;
+#endif
+  if (const char* env = std::getenv("TMEMJIT_CUTE_INCLUDE")) cute_dir = env;
+  if (!cute_dir.empty() && std::filesystem::exists(cute_dir + "/cute/tensor.hpp")) {
+    cute_flags = {"-DNDEBUG", "-default-device", "-I" + cute_dir};
+    std::stringstream dirs(TMEMJIT_CUTE_CUDA_INCLUDES);
+    std::string dir;
+    while (std::getline(dirs, dir, ':'))
+      if (!dir.empty()) cute_flags.push_back("-I" + dir);
+  }
+  struct Source {
     const char* name;
     std::string text;
-  } sources[] = {{"epilogue.cu", epilogue}, {"epilogue.cu + <cuda_bf16.h>", with_bf16}};
+    std::vector<std::string> flags;  // front-end options (NVRTC and nvcc alike)
+  };
+  std::vector<Source> sources = {{"epilogue.cu", epilogue, {}},
+                                 {"epilogue.cu + <cuda_bf16.h>", with_bf16, {}}};
+  if (!cute_flags.empty())
+    sources.push_back({"epilogue.cu + CuTe tensor (<cute/tensor.hpp>)", with_cute, cute_flags});
+  else
+    std::fprintf(stderr,
+                 "no CuTe headers (TMEMJIT_CUTE_INCLUDE or the configured "
+                 "TMEMJIT_CUTE_INCLUDE_DIR): the CuTe row is skipped\n");
+  const int cute_reps = std::max(1, std::min(reps, 3));
 
   const auto scratch = std::filesystem::temp_directory_path() /
                        ("tmemjit_kernel_bench_" + std::to_string(::getpid()));
@@ -112,7 +151,10 @@ int main(int argc, char** argv) {
   for (const auto& source : sources) {
     std::vector<double> first, fresh, memory, disk, nvrtc, nvcc, front_end;
     nlohmann::json sass = nlohmann::json::object();
-    for (int rep = 0; rep < reps; ++rep) {
+    tmem::CompileOptions kernel_options;
+    kernel_options.extra_options = source.flags;
+    const int source_reps = source.flags.empty() ? reps : cute_reps;
+    for (int rep = 0; rep < source_reps; ++rep) {
       const std::string text =
           source.text + "\n// kernel_bench " + tmem::bench::unique_suffix() + "\n";
       tmem::KernelSource kernel_source{tmem::Language::kCuda, text, "epilogue", "epilogue.cu"};
@@ -122,7 +164,7 @@ int main(int argc, char** argv) {
 
       tmem::CompileReport report;
       auto start = Clock::now();
-      auto a = tmem::compile_kernel(kernel_source, first_layout, {}, &report);
+      auto a = tmem::compile_kernel(kernel_source, first_layout, kernel_options, &report);
       first.push_back(ms_since(start));
       if (!a.ok()) {
         std::fprintf(stderr, "%s\n", a.error().full_text().c_str());
@@ -130,9 +172,10 @@ int main(int argc, char** argv) {
       }
       front_end.push_back(report.front_end_ms);
       start = Clock::now();
-      auto b = tmem::compile_kernel(kernel_source, new_layout, {}, &report);
+      auto b = tmem::compile_kernel(kernel_source, new_layout, kernel_options, &report);
       fresh.push_back(ms_since(start));
       if (!b.ok() || report.front_end_cache != tmem::CacheSource::kMemory) {
+        if (!b.ok()) std::fprintf(stderr, "%s\n", b.error().full_text().c_str());
         std::fprintf(stderr, "the new layout did not reuse the front end\n");
         return 1;
       }
@@ -152,13 +195,13 @@ int main(int argc, char** argv) {
       }
       for (int i = 0; i < 200; ++i) {
         start = Clock::now();
-        auto hit = tmem::compile_kernel(kernel_source, first_layout, {}, &report);
+        auto hit = tmem::compile_kernel(kernel_source, first_layout, kernel_options, &report);
         memory.push_back(ms_since(start));
         if (!hit.ok() || report.cache != tmem::CacheSource::kMemory) return 1;
       }
       (void)tmem::clear_cache(false);
       start = Clock::now();
-      auto from_disk = tmem::compile_kernel(kernel_source, first_layout, {}, &report);
+      auto from_disk = tmem::compile_kernel(kernel_source, first_layout, kernel_options, &report);
       disk.push_back(ms_since(start));
       if (!from_disk.ok() || report.cache != tmem::CacheSource::kDisk) return 1;
 
@@ -166,6 +209,8 @@ int main(int argc, char** argv) {
       const std::string whole = inline_source(text, first_layout);
       tmem::CompileOptions options;
       options.extra_options = {"--include-path=" + cuda_include, "--std=c++17"};
+      options.extra_options.insert(options.extra_options.end(), source.flags.begin(),
+                                   source.flags.end());
       start = Clock::now();
       auto by_nvrtc = tmem::compile_cuda(whole, "", options);
       nvrtc.push_back(ms_since(start));
@@ -176,8 +221,13 @@ int main(int argc, char** argv) {
       const std::string file = (scratch / "epilogue.cu").string();
       std::ofstream(file) << whole;
       start = Clock::now();
-      auto by_nvcc = tmem::run_process({TMEMJIT_BENCH_NVCC, "-cubin", "-arch=sm_100a", "-std=c++17",
-                                        "-o", (scratch / "nvcc.cubin").string(), file});
+      std::vector<std::string> nvcc_argv = {
+          TMEMJIT_BENCH_NVCC, "-cubin", "-arch=sm_100a",
+          "-std=c++17",       "-o",     (scratch / "nvcc.cubin").string()};
+      for (const std::string& flag : source.flags)
+        if (flag.rfind("-I", 0) == 0 || flag.rfind("-D", 0) == 0) nvcc_argv.push_back(flag);
+      nvcc_argv.push_back(file);
+      auto by_nvcc = tmem::run_process(nvcc_argv);
       nvcc.push_back(ms_since(start));
       if (!by_nvcc.ok() || by_nvcc->exit_code != 0) {
         std::fprintf(stderr, "nvcc failed: %s\n",

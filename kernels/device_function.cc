@@ -666,7 +666,7 @@ Result<TransferCode> prepare_transfer(const TransferSpec& spec,
                       spec.regs().dtype() == DType::kF32};
 }
 
-std::string cuda_lifecycle(Target target) {
+std::string cuda_lifecycle(Target target, bool extern_state) {
   std::ostringstream os;
   os << "#ifndef TMEMJIT_LIFECYCLE_DEFINED\n#define TMEMJIT_LIFECYCLE_DEFINED\n"
      << "// The TMEM lifecycle (TCGEN05.md §6-7), once per translation unit: one whole warp calls\n"
@@ -702,7 +702,8 @@ std::string cuda_lifecycle(Target target) {
        << " words per CTA: lane-major, 512 columns per lane\n  " << kU << "* status;  // "
        << kEmuUserStatusWords
        << " words per CTA: two per thread, then the header (word 0: allocated columns)\n};\n"
-       << "__device__ EmuState emu_state;\n"
+       << (extern_state ? "extern __device__ EmuState emu_state;  // defined by the kernel's side\n"
+                        : "__device__ EmuState emu_state;\n")
        << "namespace emu {\n"
        << "__device__ __forceinline__ " << kU << " cta() {\n"
        << "  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n}\n"
@@ -820,99 +821,80 @@ std::string detail_coord_symbol(const TransferCode& code) {
   return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "Eji";
 }
 
-bool coord_by_table(const TransferCode& code) {
-  return code.coord.expressible && code.coord.additive && code.coord.threads <= 1024;
-}
-
-std::vector<int> coord_table(const TransferCode& code) {
-  const CoordMap& map = code.coord;
-  const int rank = std::max(map.rank, 1);
-  std::vector<int> table(
-      1 + static_cast<size_t>(kCoordThreadBits * rank) + static_cast<size_t>(map.slots * rank), 0);
-  table[0] = map.threads;
-  if (!coord_by_table(code)) return table;
-  for (int d = 0; d < map.rank; ++d) {
-    const CoordTerms& terms = map.dims[static_cast<size_t>(d)];
-    for (size_t b = 0; b < terms.thread_bits.size() && b < kCoordThreadBits; ++b)
-      table[1 + static_cast<size_t>(d * kCoordThreadBits) + b] =
-          static_cast<int>(terms.thread_bits[b]);
-  }
-  const size_t slots_at = 1 + static_cast<size_t>(kCoordThreadBits * rank);
-  for (int s = 0; s < map.slots; ++s)
-    for (int d = 0; d < rank; ++d) {
-      int value = kCoordUnused;
-      if (map.slot_used(s) && d < map.rank) {
-        const CoordTerms& terms = map.dims[static_cast<size_t>(d)];
-        std::int64_t v = terms.constant;
-        for (size_t b = 0; b < terms.slot_bits.size(); ++b)
-          if (s >> b & 1) v += terms.slot_bits[b];
-        value = static_cast<int>(v);
-      }
-      table[slots_at + static_cast<size_t>(s * rank + d)] = value;
-    }
-  return table;
-}
-
-std::string detail_coord_table_symbol(const TransferCode& code) {
-  const std::string name = code.options.name + "_coords";
-  return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "E";
-}
-
-std::string ptx_coord_table(const TransferCode& code) {
-  const std::vector<int> table = coord_table(code);
-  std::string text = ".const .align 4 .b32 " + detail_coord_table_symbol(code) + "[" +
-                     std::to_string(table.size()) + "] = {";
-  for (size_t i = 0; i < table.size(); ++i) {
-    text += (i ? (i % 16 ? ", " : ",\n\t") : "") + std::to_string(table[i]);
-  }
-  return text + "};\n";
-}
-
 std::string front_end_signature(const TransferCode& code) {
   return code.options.name + " " + std::string(to_string(code.plan.op.direction())) +
-         (coord_by_table(code) ? " coords=table" : " coords=function") +
          " regs=" + std::to_string(code.plan.regs_per_thread) +
          " rank=" + std::to_string(code.coord.rank) + (code.f32 ? " f32" : "") +
          (code.options.wait ? " wait" : "") + (code.options.warp_argument ? " warp" : "") +
          (code.options.column_argument ? " column" : "");
 }
 
-std::string cuda_front_end_declarations(const TransferCode& code) {
+namespace {
+
+// The parameters and arguments the options add after tmem_base (and the slots of a store).
+struct ExtraParams {
+  std::string params, args;
+};
+ExtraParams extra_params(const TransferCode& code) {
+  ExtraParams extra;
+  if (code.options.warp_argument) {
+    extra.params += ", " + std::string(kU) + " warp";
+    extra.args += ", warp";
+  }
+  if (code.options.column_argument) {
+    extra.params += ", " + std::string(kU) + " column";
+    extra.args += ", column";
+  }
+  return extra;
+}
+
+// The types and declarations of namespace tmemjit::detail both sides share.
+std::string detail_types(const TransferCode& code) {
+  const std::string& name = code.options.name;
+  std::ostringstream os;
+  if (code.plan.op.is_load())
+    os << "struct " << name << "_regs_t {\n  " << kU << " r[" << code.plan.regs_per_thread
+       << "];\n};\n";
+  os << "struct " << name << "_coord_t {\n  int i[" << coord_rank_text(code) << "];\n};\n";
+  return os.str();
+}
+
+std::string detail_transfer_head(const TransferCode& code, const std::string& attributes) {
+  const std::string& name = code.options.name;
+  std::ostringstream os;
+  if (code.plan.op.is_load()) {
+    os << "__device__ " << attributes << name << "_regs_t " << name << "(" << kU << " tmem_base"
+       << extra_params(code).params << ")";
+  } else {
+    os << "__device__ " << attributes << "void " << name << "(" << kU << " tmem_base";
+    for (int s = 0; s < code.plan.regs_per_thread; ++s)
+      os << (s % 8 == 0 ? ",\n    " : ", ") << kU << " s" << s;
+    os << extra_params(code).params << ")";
+  }
+  return os.str();
+}
+
+std::string detail_coord_head(const TransferCode& code, const std::string& attributes) {
+  const std::string& name = code.options.name;
+  return "__device__ " + attributes + name + "_coord_t " + name + "_coord(" + kU +
+         " thread, int slot)";
+}
+
+}  // namespace
+
+std::string cuda_front_end_declarations(const TransferCode& code, Target target) {
   const std::string& name = code.options.name;
   const bool store = !code.plan.op.is_load();
   const int regs = code.plan.regs_per_thread;
   const std::string rank = coord_rank_text(code);
-  std::string extra_params, extra_args;
-  if (code.options.warp_argument) {
-    extra_params += ", " + std::string(kU) + " warp";
-    extra_args += ", warp";
-  }
-  if (code.options.column_argument) {
-    extra_params += ", " + std::string(kU) + " column";
-    extra_args += ", column";
-  }
+  const ExtraParams extra = extra_params(code);
   std::ostringstream os;
   os << "// " << name << ": " << (store ? "a store" : "a load") << " of " << regs
-     << " registers per thread; its layout is compiled separately by libtmemjit.\n"
-     << "namespace tmemjit {\nnamespace detail {\n";
-  if (!store) os << "struct " << name << "_regs_t {\n  " << kU << " r[" << regs << "];\n};\n";
-  const bool table = coord_by_table(code);
-  if (table)
-    os << "extern __constant__ int " << name << "_coords[" << coord_table(code).size() << "];\n";
-  else
-    os << "struct " << name << "_coord_t {\n  int i[" << rank << "];\n};\n";
-  if (store) {
-    os << "__device__ void " << name << "(" << kU << " tmem_base";
-    for (int s = 0; s < regs; ++s) os << ", " << kU << " s" << s;
-    os << extra_params << ");\n";
-  } else {
-    os << "__device__ " << name << "_regs_t " << name << "(" << kU << " tmem_base" << extra_params
-       << ");\n";
-  }
-  if (!table)
-    os << "__device__ " << name << "_coord_t " << name << "_coord(" << kU
-       << " thread, int slot);\n";
-  os << "}  // namespace detail\n}  // namespace tmemjit\n"
+     << " registers per thread; libtmemjit compiles its layout separately and links it in.\n"
+     << "namespace tmemjit {\nnamespace detail {\n"
+     << detail_types(code) << detail_transfer_head(code, "") << ";\n"
+     << detail_coord_head(code, "") << ";\n"
+     << "}  // namespace detail\n}  // namespace tmemjit\n"
      << "constexpr int " << name << "_regs = " << regs << ";\n";
   for (const char* element : {"u", "f"}) {
     const bool is_float = element[0] == 'f';
@@ -925,43 +907,52 @@ std::string cuda_front_end_declarations(const TransferCode& code) {
         os << (s % 8 == 0 ? ",\n      " : ", ")
            << (is_float ? "__float_as_uint(regs[" + std::to_string(s) + "])"
                         : "regs[" + std::to_string(s) + "]");
-      os << extra_args << ");\n";
+      os << extra.args << ");\n";
     } else {
       os << "  const tmemjit::detail::" << name << "_regs_t v_ = tmemjit::detail::" << name
-         << "(tmem_base" << extra_args << ");\n"
+         << "(tmem_base" << extra.args << ");\n"
          << "#pragma unroll\n  for (int s = 0; s < " << regs
          << "; ++s) regs[s] = " << (is_float ? "__uint_as_float(v_.r[s])" : "v_.r[s]") << ";\n";
     }
     os << "}\n";
   }
-  os << "__device__ __forceinline__ void " << name << "_wait() { " << wait_asm(store) << " }\n"
+  os << "__device__ __forceinline__ void " << name << "_wait() { "
+     << (target == Target::kSm90 ? std::string("tmemjit::emu::wait();") : wait_asm(store)) << " }\n"
      << "__device__ __forceinline__ void " << name << "_coord(" << kU
-     << " thread, int slot, int (&index)[" << rank << "]) {\n";
-  if (table) {
-    // The slot's base values are read with asm volatile: a loop over slots then reads them where
-    // it uses them instead of hoisting one value per slot and dim out of an enclosing loop
-    // (which spills). The thread's part is plain C++: a few values, hoisted once.
-    const int slots_at = 1 + kCoordThreadBits * code.coord.rank;
-    const std::string symbol = detail_coord_table_symbol(code);
-    os << "  const int* t_ = tmemjit::detail::" << name << "_coords;\n"
-       << "  const " << kU << " s_ = static_cast<" << kU << ">(slot);\n"
-       << "  const bool in_ = thread < static_cast<" << kU << ">(t_[0]) && s_ < " << regs << "u;\n"
-       << "#pragma unroll\n  for (int d = 0; d < " << rank << "; ++d) {\n"
-       << "    int thread_part_ = 0;\n"
-       << "#pragma unroll\n    for (int b = 0; b < " << kCoordThreadBits
-       << "; ++b) thread_part_ += static_cast<int>((thread >> b) & 1u) * t_[1 + d * "
-       << kCoordThreadBits << " + b];\n"
-       << "    int base_ = " << kCoordUnused << ";\n"
-       << "    if (in_)\n"
-       << "      asm volatile(\"{\\n\\t.reg .u64 a;\\n\\tmov.u64 a, " << symbol
-       << ";\\n\\tmad.wide.u32 a, %1, 4, a;\\n\\tld.const.s32 %0, [a];\\n\\t}\"\n"
-       << "                   : \"=r\"(base_) : \"r\"(" << slots_at << "u + s_ * " << rank
-       << "u + static_cast<" << kU << ">(d)));\n"
-       << "    index[d] = base_ != " << kCoordUnused << " ? base_ + thread_part_ : -1;\n  }\n}\n";
-  } else {
-    os << "  const tmemjit::detail::" << name << "_coord_t c_ = tmemjit::detail::" << name
-       << "_coord(thread, slot);\n"
-       << "#pragma unroll\n  for (int d = 0; d < " << rank << "; ++d) index[d] = c_.i[d];\n}\n";
+     << " thread, int slot, int (&index)[" << rank << "]) {\n"
+     << "  const tmemjit::detail::" << name << "_coord_t c_ = tmemjit::detail::" << name
+     << "_coord(thread, slot);\n"
+     << "#pragma unroll\n  for (int d = 0; d < " << rank << "; ++d) index[d] = c_.i[d];\n}\n";
+  return os.str();
+}
+
+std::string cuda_implementation(const std::vector<const TransferCode*>& codes, Target target) {
+  std::ostringstream os;
+  os << "// The layouts' side of compile_kernel: the transfers of one layout, generated by "
+        "libtmemjit.\n";
+  if (target == Target::kSm90) os << cuda_lifecycle(target, /*extern_state=*/true) << "\n";
+  for (const TransferCode* code : codes) {
+    const std::string& name = code->options.name;
+    const ExtraParams extra = extra_params(*code);
+    os << "namespace tmemjit_impl {\n"
+       << cuda_transfer(*code, target) << "}  // namespace tmemjit_impl\n"
+       << "namespace tmemjit {\nnamespace detail {\n"
+       << detail_types(*code) << detail_transfer_head(*code, "__attribute__((always_inline)) ")
+       << " {\n"
+       << "  asm volatile(\"" << kTransferMarker << name << "\");\n";
+    if (code->plan.op.is_load()) {
+      os << "  " << name << "_regs_t v_;\n  tmemjit_impl::" << name << "(tmem_base, v_.r"
+         << extra.args << ");\n  return v_;\n";
+    } else {
+      os << "  " << kU << " r_[" << code->plan.regs_per_thread << "] = {";
+      for (int s = 0; s < code->plan.regs_per_thread; ++s) os << (s ? ", s" : "s") << s;
+      os << "};\n  tmemjit_impl::" << name << "(tmem_base, r_" << extra.args << ");\n";
+    }
+    os << "}\n"
+       << detail_coord_head(*code, "__attribute__((always_inline)) ") << " {\n  " << name
+       << "_coord_t c_;\n  tmemjit_impl::" << name << "_coord(thread, slot, c_.i);\n"
+       << "  return c_;\n}\n"
+       << "}  // namespace detail\n}  // namespace tmemjit\n";
   }
   return os.str();
 }

@@ -96,31 +96,27 @@ Result<TransferCode> prepare_transfer(const TransferSpec& spec,
 
 // The CUDA C++ lifecycle block (namespace tmemjit: alloc, dealloc, fence_before_sync,
 // fence_after_sync; for sm_90 also the emulation state and helpers), guarded by a macro so that
-// it is defined once per translation unit.
-std::string cuda_lifecycle(Target target);
+// it is defined once per translation unit. `extern_state`: the emulation state is declared, not
+// defined (a second translation unit of the same program).
+std::string cuda_lifecycle(Target target, bool extern_state = false);
 // The transfer's CUDA C++ functions, inline: tcgen05 asm, or the emulated form for sm_90.
 std::string cuda_transfer(const TransferCode& code, Target target);
-// What compile_kernel's front end sees of a transfer: N_regs, the inline wrappers and N_wait,
-// and the external functions (namespace tmemjit::detail) whose PTX definitions
-// add_detail_functions builds per layout. Depends only on front_end_signature(code).
-std::string cuda_front_end_declarations(const TransferCode& code);
-// Everything of a transfer the front end depends on (its name, direction, registers, dtype,
+
+// compile_kernel's two translation units, linked with LTO (docs/specialization.md):
+// the kernel's side sees N_regs, the inline wrappers of the contract and N_wait, and declares
+// tmemjit::detail::N (its registers by value) and tmemjit::detail::N_coord; it depends only on
+// front_end_signature(code) and the target.
+std::string cuda_front_end_declarations(const TransferCode& code, Target target);
+// The layout's side defines them (always_inline, so LTO inlines and folds them into the kernel),
+// each transfer marking its calls with an inline-asm comment kTransferMarker + NAME.
+std::string cuda_implementation(const std::vector<const TransferCode*>& codes, Target target);
+inline constexpr const char* kTransferMarker = "// tmemjit transfer ";
+// Everything of a transfer the kernel's side depends on (its name, direction, registers, dtype,
 // rank and options), as text for a cache key.
 std::string front_end_signature(const TransferCode& code);
-// The mangled names of the external functions of cuda_front_end_declarations.
+// The mangled names of tmemjit::detail::N and N_coord (for the PTX-splice tests).
 std::string detail_transfer_symbol(const TransferCode& code);
 std::string detail_coord_symbol(const TransferCode& code);
-// Where the coord map is additive (every layout so far), NAME_coord is inline arithmetic over
-// an external __constant__ table instead of a call: [0] the scope's threads, then per dim
-// kCoordThreadBits thread-bit weights, then per slot and dim the slot's base value
-// (kCoordUnused for a slot the plan leaves unused).
-inline constexpr int kCoordThreadBits = 10;  // threads of a CTA: < 1024
-inline constexpr int kCoordUnused = -2147483647 - 1;
-bool coord_by_table(const TransferCode& code);
-std::vector<int> coord_table(const TransferCode& code);
-std::string detail_coord_table_symbol(const TransferCode& code);
-// `.const .align 4 .b32 SYMBOL[n] = {...};` of coord_table(code).
-std::string ptx_coord_table(const TransferCode& code);
 
 // Adds the transfer's .funcs to `module`: NAME (as build_device_function), NAME_wait and
 // NAME_coord under the given symbols (`wait_symbol` empty: no wait function).

@@ -96,11 +96,11 @@ struct NamedTransfer {
 // and on disk like compile_transfer (keyed by the source, the entry, each transfer's name, options
 // and TransferSpec::fingerprint, the compile options, the compiler versions and the library
 // build). CUDA C++ goes through NVRTC once per source and register counts (the transfers as
-// external functions, relocatable PTX, itself cached); each layout then costs only the generated
-// functions and the PTX compile (docs/specialization.md). With Target::kSm90 the same source
-// compiles with the emulated form of every function, and the Kernel binds emulated TMEM (one
-// region per CTA) at each launch. Errors: a transfer's own (kRule, ...); kUsage for a bad or
-// repeated name, an unknown entry (the message lists the entries found) or an empty source;
+// external functions, to LTO IR, itself cached); each layout then costs its generated functions,
+// an LTO link that inlines them and the PTX compile (docs/specialization.md). With Target::kSm90
+// the same source compiles with the emulated form of every function, and the Kernel binds emulated
+// TMEM (one region per CTA) at each launch. Errors: a transfer's own (kRule, ...); kUsage for a bad
+// or repeated name, an unknown entry (the message lists the entries found) or an empty source;
 // kToolchain with the compiler's log (its lines name source.path and the user's line). A transfer
 // the source never calls is a warning (CompileReport::warnings, and stderr once per key).
 Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,

@@ -596,17 +596,17 @@ Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::s
   return module;
 }
 
-Result<CudaToPtx> compile_cuda_to_ptx(
+Result<CudaFrontEnd> compile_cuda_front_end(
     const std::string& cuda_source, const std::string& program_name,
     const std::vector<std::pair<std::string, std::string>>& headers,
-    const std::vector<std::string>& nvrtc_options,
-    const std::vector<std::string>& name_expressions, const CompileOptions& options,
-    bool relocatable) {
+    const std::vector<std::string>& nvrtc_options, const std::vector<std::string>& name_expressions,
+    const CompileOptions& options, bool relocatable, bool lto) {
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
   std::string arch(to_string(options.target));
-  if (arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
+  if (!lto && arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
   std::vector<std::string> opts = {"--gpu-architecture=" + arch};
-  if (relocatable) opts.push_back("--relocatable-device-code=true");
+  if (lto) opts.push_back("-dlto");
+  if (relocatable || lto) opts.push_back("--relocatable-device-code=true");
   if (options.line_info) opts.push_back("--generate-line-info");
   opts.insert(opts.end(), nvrtc_options.begin(), nvrtc_options.end());
   auto fail = [&](const std::string& stage, const std::string& reason,
@@ -637,17 +637,19 @@ Result<CudaToPtx> compile_cuda_to_ptx(
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
   r = api.compile_program(*program, static_cast<int>(argv.size()), argv.data());
-  CudaToPtx out;
+  CudaFrontEnd out;
   out.log = nvrtc_log(api, *program);
   if (r != NVRTC_SUCCESS) return fail("nvrtc compile", api.get_error_string(r), out.log);
   size_t size = 0;
-  r = api.get_ptx_size(*program, &size);
+  r = lto ? api.get_lto_ir_size(*program, &size) : api.get_ptx_size(*program, &size);
+  const char* what = lto ? "nvrtc get lto ir" : "nvrtc get ptx";
   if (r != NVRTC_SUCCESS || size == 0)
-    return fail("nvrtc get ptx", r != NVRTC_SUCCESS ? api.get_error_string(r) : "no ptx", out.log);
-  out.ptx.resize(size);
-  r = api.get_ptx(*program, out.ptx.data());
-  if (r != NVRTC_SUCCESS) return fail("nvrtc get ptx", api.get_error_string(r), out.log);
-  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+    return fail(what, r != NVRTC_SUCCESS ? api.get_error_string(r) : "empty output", out.log);
+  out.output.resize(size);
+  r = lto ? api.get_lto_ir(*program, out.output.data()) : api.get_ptx(*program, out.output.data());
+  if (r != NVRTC_SUCCESS) return fail(what, api.get_error_string(r), out.log);
+  if (!lto)
+    while (!out.output.empty() && out.output.back() == '\0') out.output.pop_back();
   for (const std::string& expression : name_expressions) {
     const char* lowered = nullptr;
     r = api.get_lowered_name(*program, expression.c_str(), &lowered);
@@ -657,6 +659,56 @@ Result<CudaToPtx> compile_cuda_to_ptx(
     out.lowered_names.emplace_back(lowered);
   }
   out.compile_ms = ms_since(start);
+  return out;
+}
+
+Result<LinkedPtx> link_lto_to_ptx(
+    const std::vector<std::pair<std::string, std::span<const char>>>& modules,
+    const CompileOptions& options) {
+  if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  const std::vector<std::string> opts = {"-arch=" + std::string(to_string(options.target)), "-lto",
+                                         "-ptx"};
+  auto fail = [&](const std::string& stage, const std::string& reason, const std::string& log) {
+    return Error(ErrorCode::kToolchain,
+                 stage + " failed: " + reason +
+                     (first_error_line(log).empty() ? std::string() : ": " + first_error_line(log)),
+                 std::vector<ErrorDetail>{{"backend", "nvjitlink"},
+                                          {"options", join(opts)},
+                                          {"log", log.empty() ? std::string("(empty)\n") : log}});
+  };
+  Result<const nvjitlink::Api*> loaded = nvjitlink::api();
+  if (!loaded) return fail("nvjitlink", loaded.error().message(), "");
+  const nvjitlink::Api& api = **loaded;
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  const auto start = Clock::now();
+  std::unique_ptr<nvJitLinkHandle, LinkHandleDeleter> handle(new nvJitLinkHandle{},
+                                                             LinkHandleDeleter{&api});
+  nvJitLinkResult r = api.create(handle.get(), static_cast<uint32_t>(argv.size()), argv.data());
+  if (r != NVJITLINK_SUCCESS) {
+    *handle = nullptr;
+    return fail("nvjitlink create", nvjitlink_result_name(r), "");
+  }
+  for (const auto& [name, bytes] : modules) {
+    r = api.add_data(*handle, NVJITLINK_INPUT_LTOIR, bytes.data(), bytes.size(), name.c_str());
+    if (r != NVJITLINK_SUCCESS) break;
+  }
+  if (r == NVJITLINK_SUCCESS) r = api.complete(*handle);
+  LinkedPtx out;
+  out.log = nvjitlink_logs(api, *handle, false);
+  if (r != NVJITLINK_SUCCESS) {
+    std::string log = nvjitlink_logs(api, *handle, true);
+    if (!out.log.empty()) log += (log.empty() ? "" : "\n") + out.log;
+    return fail("nvjitlink lto link", nvjitlink_result_name(r), log);
+  }
+  size_t size = 0;
+  if (api.get_linked_ptx_size(*handle, &size) != NVJITLINK_SUCCESS || size == 0)
+    return fail("nvjitlink get ptx", "no ptx", out.log);
+  out.ptx.resize(size);
+  if (api.get_linked_ptx(*handle, out.ptx.data()) != NVJITLINK_SUCCESS)
+    return fail("nvjitlink get ptx", "no ptx", out.log);
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  out.link_ms = ms_since(start);
   return out;
 }
 

@@ -2,6 +2,7 @@
 // ptxas, the driver JIT, NVRTC).
 #pragma once
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,23 +14,35 @@ namespace tmem {
 
 // nvptxcompiler_built_in, resolve_backend, compile_ptx and compile_cuda are public: tmem/compile.h.
 
-// NVRTC's front end only: CUDA C++ to PTX for the virtual architecture of options.target
-// (compute_100a for sm_100a, compute_90 for the emulation target), with `nvrtc_options` after the
-// architecture and `headers` provided as named headers (name, text). Relocatable code (-rdc) when
-// `relocatable`. `program_name` is the file name the log's lines use. `name_expressions`, when not
-// empty, are registered and their lowered names returned in the same order. kToolchain with the
-// log on a compile error.
-struct CudaToPtx {
-  std::string ptx;
+// NVRTC's front end only: CUDA C++ to PTX (relocatable with `relocatable`) or, with `lto`, to
+// LTO IR (-dlto, relocatable), for options.target (the virtual architecture compute_XX for PTX,
+// the real one for LTO IR), with `nvrtc_options` after the architecture and `headers` provided
+// as named headers (name, text). `program_name` is the file name the log's lines use.
+// `name_expressions`, when not empty, are registered and their lowered names returned in the
+// same order. kToolchain with the log on a compile error.
+struct CudaFrontEnd {
+  std::vector<char> output;  // PTX text, or LTO IR
   std::string log;
   std::vector<std::string> lowered_names;
   double compile_ms = 0;
 };
-Result<CudaToPtx> compile_cuda_to_ptx(
+Result<CudaFrontEnd> compile_cuda_front_end(
     const std::string& cuda_source, const std::string& program_name,
     const std::vector<std::pair<std::string, std::string>>& headers,
     const std::vector<std::string>& nvrtc_options, const std::vector<std::string>& name_expressions,
-    const CompileOptions& options, bool relocatable);
+    const CompileOptions& options, bool relocatable, bool lto);
+
+// nvJitLink -lto: LTO IR modules (name, bytes) linked and optimized as one program for
+// options.target, returned as PTX (-ptx), which compile_ptx then compiles whole-program.
+// kToolchain with nvJitLink's log on failure.
+struct LinkedPtx {
+  std::string ptx;
+  std::string log;
+  double link_ms = 0;
+};
+Result<LinkedPtx> link_lto_to_ptx(
+    const std::vector<std::pair<std::string, std::span<const char>>>& modules,
+    const CompileOptions& options);
 
 // The exact option list a backend receives for `options` (without input and output files); for
 // kDriver the cuLinkCreate options as NAME=VALUE. kAuto is resolved first.

@@ -38,6 +38,8 @@ Result<Api> open_api() {
   TMEMJIT_LOAD_VERSIONED(complete, nvJitLinkComplete)
   TMEMJIT_LOAD_VERSIONED(get_linked_cubin_size, nvJitLinkGetLinkedCubinSize)
   TMEMJIT_LOAD_VERSIONED(get_linked_cubin, nvJitLinkGetLinkedCubin)
+  TMEMJIT_LOAD_VERSIONED(get_linked_ptx_size, nvJitLinkGetLinkedPtxSize)
+  TMEMJIT_LOAD_VERSIONED(get_linked_ptx, nvJitLinkGetLinkedPtx)
   TMEMJIT_LOAD_VERSIONED(get_error_log_size, nvJitLinkGetErrorLogSize)
   TMEMJIT_LOAD_VERSIONED(get_error_log, nvJitLinkGetErrorLog)
   TMEMJIT_LOAD_VERSIONED(get_info_log_size, nvJitLinkGetInfoLogSize)

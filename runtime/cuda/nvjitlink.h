@@ -30,6 +30,9 @@ struct Api {
   decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetLinkedCubinSize)) get_linked_cubin_size =
       nullptr;
   decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetLinkedCubin)) get_linked_cubin = nullptr;
+  // LTO links (compile_kernel): the linked, optimized program as PTX (-lto -ptx).
+  decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetLinkedPtxSize)) get_linked_ptx_size = nullptr;
+  decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetLinkedPtx)) get_linked_ptx = nullptr;
   decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetErrorLogSize)) get_error_log_size = nullptr;
   decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetErrorLog)) get_error_log = nullptr;
   decltype(&::TMEMJIT_NVJITLINK_VERSIONED(nvJitLinkGetInfoLogSize)) get_info_log_size = nullptr;

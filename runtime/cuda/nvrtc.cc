@@ -37,6 +37,8 @@ Result<Api> open_api() {
            load_symbol(api.get_lowered_name, library, "nvrtcGetLoweredName", too_old),
            load_symbol(api.get_ptx_size, library, "nvrtcGetPTXSize", too_old),
            load_symbol(api.get_ptx, library, "nvrtcGetPTX", too_old),
+           load_symbol(api.get_lto_ir_size, library, "nvrtcGetLTOIRSize", too_old),
+           load_symbol(api.get_lto_ir, library, "nvrtcGetLTOIR", too_old),
        })
     if (!loaded) return std::move(loaded).error();
   return api;

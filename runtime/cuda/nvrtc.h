@@ -23,6 +23,8 @@ struct Api {
   decltype(&::nvrtcGetLoweredName) get_lowered_name = nullptr;
   decltype(&::nvrtcGetPTXSize) get_ptx_size = nullptr;  // compile_kernel's front end
   decltype(&::nvrtcGetPTX) get_ptx = nullptr;
+  decltype(&::nvrtcGetLTOIRSize) get_lto_ir_size = nullptr;  // -dlto
+  decltype(&::nvrtcGetLTOIR) get_lto_ir = nullptr;
 };
 
 // The library: $TMEMJIT_NVRTC_LIBRARY when set, else libnvrtc.so.<major> from the loader's search

@@ -66,13 +66,13 @@ TransferSpec tile_spec(bool store) {
 
 // Every warp writes its tile rows through acc_st and reads them back through acc_ld, passing
 // `passed` as its warp (warp_argument): its own warp (absolute lanes), 0 from every warp
-// (warp-relative lanes), or the next warp (another warp's lanes). `raw` dumps TMEM through the
-// 32x32b identity of each warp's own slab. acc_ld does not wait: the kernel reads one
+// (warp-relative lanes), or the next warp (another warp's lanes). The transfer `raw` dumps TMEM
+// through the 32x32b identity of each warp's own slab. acc_ld does not wait: the kernel reads one
 // destination register first, then waits (CUTLASS reads destinations between waits).
 const char* kProbe = R"(#include <tmemjit/transfers.cuh>
 
 extern "C" __global__ void __launch_bounds__(128)
-    probe(const float* in, float* out, unsigned int* raw, float* early, int mode) {
+    probe(const float* in, float* out, unsigned int* dump, float* early, int mode) {
   __shared__ unsigned int base_shared;
   const unsigned int warp = threadIdx.x / 32;
   if (warp == 0) tmemjit::alloc(&base_shared, 64);
@@ -98,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(128)
   for (int s = 0; s < raw_regs; ++s) {
     int index[3];
     raw_coord(threadIdx.x, s, index);
-    raw[(index[0] * 32 + index[1]) * 64 + index[2]] = cells[s];
+    dump[(index[0] * 32 + index[1]) * 64 + index[2]] = cells[s];
   }
   float back[acc_ld_regs];
   acc_ld(base, back, passed);
