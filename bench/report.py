@@ -229,7 +229,7 @@ nvJitLink). Target: a new layout at least 5x faster than the first compile of th
 CuTe's headers NVRTC spends its time parsing and the target is met; for a source that includes little, NVRTC's
 back end dominates, and a new layout costs 1.5-2x NVRTC of the whole source: the layout's functions are a second
 NVRTC program and the LTO link optimizes the whole kernel again (docs/specialization.md says why the design links
-with LTO anyway: without it, `N_coord` in unrolled loops cost 25x NVRTC in ptxas). A memory hit hashes the source
+with LTO anyway: without it, `N_coord` in unrolled loops cost 4x NVRTC in ptxas alone). A memory hit hashes the source
 and looks up one table; a disk hit reads one file.
 
 """
