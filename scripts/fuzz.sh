@@ -8,6 +8,7 @@
 # out-of-memory input fails the script and is kept in <build>/artifacts/. Figures of each run go
 # to <build>/fuzz-summary.txt (docs/reliability.md quotes them).
 #   scripts/fuzz.sh                            the CI run (about 20 s per target)
+#   TMEMJIT_FUZZ_SECONDS=1800 scripts/fuzz.sh differential   check against the simulator, long
 #   TMEMJIT_FUZZ_SECONDS=3600 TMEMJIT_FUZZ_CORPUS=build-asan/corpus scripts/fuzz.sh check spec
 #   build-asan/tests/fuzz/fuzz_view build-asan/artifacts/view-crash-...   replay one input
 set -euo pipefail
@@ -15,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 FUZZ_SECONDS=${TMEMJIT_FUZZ_SECONDS:-20}
 FUZZ_BUILD=${TMEMJIT_ASAN_BUILD_DIR:-$TMEMJIT_ROOT/build-asan}
-ALL_TARGETS=(opcode layout view spec check disk_entry)
+ALL_TARGETS=(opcode layout view spec check disk_entry differential)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
@@ -49,7 +50,11 @@ run_target() {
   local corpus="$CORPUS_ROOT/$target" log="$FUZZ_BUILD/logs/$target.log"
   mkdir -p "$corpus" "$FUZZ_BUILD/artifacts" "$FUZZ_BUILD/logs"
   local dict_flag=()
-  [ "$target" != disk_entry ] && dict_flag=(-dict="$TMEMJIT_ROOT/tests/fuzz/dict/$dict.dict")
+  # disk_entry and differential take binary inputs (an entry; a generator seed and case index).
+  case "$target" in
+    disk_entry | differential) ;;
+    *) dict_flag=(-dict="$TMEMJIT_ROOT/tests/fuzz/dict/$dict.dict") ;;
+  esac
   local start=$SECONDS status=ok
   # -timeout: one input running longer is a hang; -rss_limit_mb also caps single allocations.
   "$FUZZ_BUILD/tests/fuzz/fuzz_$target" -max_total_time="$FUZZ_SECONDS" -timeout=10 \

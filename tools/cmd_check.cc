@@ -1,5 +1,6 @@
 // tmemjit check / tmemjit plan: validate a transfer against the native-image rules and print its
-// plan.
+// plan, with warnings for what is legal but likely costly (Plan::warnings).
+#include <charconv>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -9,19 +10,56 @@
 namespace tmemjit_cli {
 namespace {
 
+// --op auto with --register-budget N: the selection of tmem::select under that budget (the
+// arguments are validated as spec_from_args does for --op auto).
+tmem::Result<tmem::Selection> budgeted_selection(const Args& args, const std::string& budget_text) {
+  int budget = 0;
+  const char* end = budget_text.data() + budget_text.size();
+  auto [ptr, ec] = std::from_chars(budget_text.data(), end, budget);
+  if (budget_text.empty() || ec != std::errc() || ptr != end || budget < 1)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--register-budget takes a number of registers per instruction (1..128), "
+                       "not '" +
+                           budget_text + "'");
+  const std::optional<std::string> op = args.get("--op");
+  const auto direction = op ? auto_direction(*op) : std::nullopt;
+  if (!direction)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--register-budget needs --op auto (or auto.ld, auto.st)");
+  for (const char* field : {"--scope", "--tmem", "--regs"})
+    if (!args.has(field))
+      return tmem::Error(tmem::ErrorCode::kUsage,
+                         std::string("missing ") + field +
+                             " (--op auto takes --scope and the two tiles as --tmem and --regs)");
+  if (args.has("--tmem2") || args.has("--imm") || args.has("--spec"))
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--register-budget selects among the forms of --op auto; it takes no "
+                       "--tmem2, --imm or --spec");
+  auto scope = tmem::Scope::parse(*args.get("--scope"));
+  if (!scope) return scope.error();
+  auto tmem_view = tmem::View::parse(*args.get("--tmem"));
+  if (!tmem_view) return tmem_view.error();
+  auto regs_view = tmem::View::parse(*args.get("--regs"));
+  if (!regs_view) return regs_view.error();
+  return tmem::select(*direction, *scope, *tmem_view, *regs_view, {.register_budget = budget});
+}
+
 int check_or_plan(const std::vector<std::string>& argv, bool full) {
-  auto args = parse_args(argv, spec_options());
+  std::vector<OptionSpec> options = spec_options();
+  options.push_back({"--register-budget", true});
+  auto args = parse_args(argv, options);
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   // --explain with --op auto keeps the whole selection (every form tried and why it won or
-  // lost); otherwise the spec alone.
+  // lost); otherwise the spec alone. --register-budget selects under that budget.
   std::optional<tmem::Selection> selection;
   std::optional<tmem::TransferSpec> spec;
-  if (args->has("--explain")) {
-    auto selected = selection_from_args(*args);
+  const std::optional<std::string> budget = args->get("--register-budget");
+  if (budget || args->has("--explain")) {
+    auto selected = budget ? budgeted_selection(*args, *budget) : selection_from_args(*args);
     if (!selected) return report(selected.error(), json);
-    selection = std::move(*selected);
-    spec = selection->spec;
+    spec = selected->spec;
+    if (args->has("--explain")) selection = std::move(*selected);
   } else {
     auto parsed = spec_from_args(*args);
     if (!parsed) return report(parsed.error(), json);
@@ -29,8 +67,10 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
   }
   auto plan = selection ? tmem::Result<tmem::Plan>(selection->plan) : tmem::check(*spec);
   if (!plan) return report(plan.error(), json);
+  const std::vector<std::string> warnings = plan->warnings();
   if (json) {
     auto out = nlohmann::json::parse(plan->to_json(full));
+    out["warnings"] = warnings;
     if (selection) {
       out["spec"] = nlohmann::json::parse(selection->spec.to_json());
       for (const auto& candidate : selection->considered)
@@ -44,6 +84,7 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
                 << selection->explain() << "spec:\n"
                 << selection->spec.to_string() << "\n";
     std::cout << (full ? plan->to_string() : plan->summary());
+    for (const std::string& warning : warnings) std::cerr << "warning: " << warning << "\n";
   }
   return kExitOk;
 }

@@ -14,6 +14,13 @@
 TMEMJIT_API_BEGIN
 namespace tmem {
 
+// A thread has at most 255 registers; check refuses register slots past 254.
+inline constexpr int kMaxRegistersPerThread = 255;
+// A plan that holds more registers than this per thread leaves fewer than 63 of the 255 for the
+// rest of a kernel (addresses, loop counters, predicates, an epilogue's math): ptxas will likely
+// spill (Plan::warnings). Move such a tile in parts, or let select() pick smaller forms.
+inline constexpr int kSpillWarningRegisters = 192;
+
 // One instruction per warp: repeat k of the transfer.
 struct RepeatStep {
   std::vector<std::int64_t> index;  // the repeat coordinate (empty when there are no repeat axes)
@@ -51,6 +58,11 @@ struct Plan {
                                    warpgroup_column_stride * (group / 4));
     return lane << 16 | column;
   }
+
+  // What is legal but likely costly, one sentence each (lower-case, no final period): more than
+  // kSpillWarningRegisters registers per thread. `tmemjit check` prints them as "warning: ..."
+  // and `check --json` as "warnings".
+  std::vector<std::string> warnings() const;
 
   // A readable listing; summary() is the one-paragraph form printed by `tmemjit check`.
   std::string to_string() const;

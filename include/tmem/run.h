@@ -9,9 +9,14 @@
 //   load       Raw filled through 32x32b, then ld with the opcode: Out[thread][slot] holds the
 //              TMEM value the views put there
 // Expected values come from the views (the register view gives the thread and slot of each
-// element, the TMEM view its lane and column), never from the Plan; so a planning or code
-// generation bug shows up as wrong data. 16-bit elements compare only their 16 bits: the upper
-// half of a cell written by unpack::16b is never compared.
+// element, the TMEM view its lane and column, every replica of each), never from the Plan; so a
+// planning or code generation bug shows up as wrong data. 16-bit elements compare only their 16
+// bits: the upper half of a cell written by unpack::16b is never compared.
+//
+// A load may read one TMEM cell for several elements (a broadcast: two warps, two repeats, the two
+// accesses of 16x32bx2 with imm 0, or a replica on another element's cell). Those elements get one
+// value, and roundtrip and store, which would write the cell once per element, are left out
+// (RunReport::left_out says why); raw and load still run (docs/checking.md).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@
 #include "tmem/export.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
+#include "tmem/rule.h"
 #include "tmem/transfer.h"
 
 TMEMJIT_API_BEGIN
@@ -58,6 +64,13 @@ struct CheckResult {
   bool passed = false;
   std::optional<Mismatch> mismatch;  // the first wrong element
   std::string error;                 // or: the rule the run broke (simulator), with details
+  Rule rule = Rule::kNone;           // that rule (TCGEN05.md id), when the run broke one
+};
+
+// A check that did not run, and why ("store": the views put two elements on one TMEM cell).
+struct LeftOutCheck {
+  std::string name;
+  std::string reason;
 };
 
 struct RunReport {
@@ -65,15 +78,18 @@ struct RunReport {
   std::string device_description;
   std::vector<std::string> passed_over;  // one line per device `auto` did not use, and why
   std::uint64_t seed = 1;
-  std::vector<CheckResult> checks;
+  std::vector<CheckResult> checks;     // the checks that ran, in order
+  std::vector<LeftOutCheck> left_out;  // the checks that do not apply to the spec
 
   bool passed() const noexcept;
   std::int64_t elements() const noexcept;
   const CheckResult* first_failure() const noexcept;
-  // Lines for `tmemjit run`: the device, each check, then "PASS: ..." or "FAIL: ...".
+  // Lines for `tmemjit run`: the device, each check, each check left out and why, then
+  // "PASS: ..." or "FAIL: ...".
   std::string to_string() const;
   // {"ok": true, "pass": .., "device": .., "description": .., "passed_over": [..], "seed": ..,
-  //  "elements": .., "checks": [{"name", "elements", "pass", "mismatch"?, "error"?}]}
+  //  "elements": .., "checks": [{"name", "elements", "pass", "mismatch"?, "error"?, "rule"?}],
+  //  "left_out": [{"name", "reason"}]}
   std::string to_json() const;
 };
 

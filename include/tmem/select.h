@@ -33,6 +33,14 @@ struct Selection {
   std::string explain() const;
 };
 
+struct SelectOptions {
+  // The most registers one instruction may take (its vector, TCGEN05.md §3), so that a load's
+  // destination fits beside the rest of a kernel: forms above it are skipped, and the tile moves
+  // in more repeats of a smaller .num (32x32b.x32 four times rather than x128 once). 0: no budget
+  // (128, the widest form). Outside 0..128 is kUsage.
+  int register_budget = 0;
+};
+
 // `tmem` and `regs` are the same logical tile (equal shapes and 32-bit dtypes), without group or
 // repeat axes: e.g. tmem_datapath_layout("B",64,128) and the 64x128 register tile. Every plain
 // (non-pack) form of `direction` except 16x32bx2 (which needs a second region) is tried: the
@@ -43,7 +51,7 @@ struct Selection {
 // tiles it cannot split (shapes differ, size not a power of two, 16-bit dtypes: name a pack form
 // explicitly), kRule when no form fits (the explanation lists why each failed).
 Result<Selection> select(Direction direction, const Scope& scope, const View& tmem,
-                         const View& regs);
+                         const View& regs, const SelectOptions& options = {});
 
 }  // namespace tmem
 TMEMJIT_API_END

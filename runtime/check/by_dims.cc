@@ -7,8 +7,8 @@
 #include <bit>
 #include <vector>
 
-#include "runtime/check/owner.h"
 #include "runtime/descriptor/additive_map.h"
+#include "runtime/descriptor/owner.h"
 #include "tmem/image.h"
 
 namespace tmem {
@@ -17,6 +17,7 @@ namespace {
 constexpr int kLanes = 128;
 constexpr int kColumns = 512;
 constexpr int kWordsPerLane = 2 * kColumns / 64;  // coverage bits: 16-bit units of one lane
+constexpr std::int64_t kMaxSlot = 254;            // a thread has at most 255 registers
 
 // One operand's tables: origin, per group, per flattened repeat, and its atom dims.
 struct OperandTables {
@@ -236,6 +237,10 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec,
     if (has(Axis::kWidInWg) && shift[Axis::kWidInWg] + 4 * shift[Axis::kWgid] != warps)
       return std::nullopt;
   }
+  // tid_in_wg and wid_in_wg count inside one warpgroup (owner.h): every group's atom must stay in
+  // 0..127 and 0..3. Group 0's atom is checked element by element below; the others are it
+  // shifted by the group's table entry.
+  std::array<std::int64_t, 2> tid_range = {INT64_MAX, INT64_MIN}, wid_range = tid_range;
   const int warp0 = scope.warp_of_group(0);
   const int halves = regs_halves ? 2 : 1;
   const int atom_dim = op.is_split() ? 1 : 0;  // the split's access axis comes first
@@ -278,6 +283,10 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec,
               regs->map.origin[used[static_cast<size_t>(a)]] + acc[a] + row[a] + col[a] + half[a];
         const Owner owner = owner_of(at, axes);
         if (owner.lane != l || (owner.warp != -1 && owner.warp != warp0)) return std::nullopt;
+        tid_range = {std::min(tid_range[0], at[Axis::kTidInWg]),
+                     std::max(tid_range[1], at[Axis::kTidInWg])};
+        wid_range = {std::min(wid_range[0], at[Axis::kWidInWg]),
+                     std::max(wid_range[1], at[Axis::kWidInWg])};
         const std::int64_t m = m_index < n_used ? at[Axis::kM] : 0;
         if (regs_halves && m % 2 != h) return std::nullopt;
         std::int64_t& seen = atom_m[static_cast<size_t>(r)][static_cast<size_t>(h)];
@@ -287,6 +296,16 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec,
           return std::nullopt;  // rule 2: one register name in every lane
       }
     }
+  }
+
+  for (int g = 1; g < groups; ++g) {
+    const PhysCoord& shift = regs->group(g);
+    if (has(Axis::kTidInWg) && (tid_range[0] + shift[Axis::kTidInWg] < 0 ||
+                                tid_range[1] + shift[Axis::kTidInWg] >= kThreadsPerWarpgroup))
+      return std::nullopt;
+    if (has(Axis::kWidInWg) && (wid_range[0] + shift[Axis::kWidInWg] < 0 ||
+                                wid_range[1] + shift[Axis::kWidInWg] >= kWarpsPerWarpgroup))
+      return std::nullopt;
   }
 
   // Slots per (repeat, register), the register budget, and rule 7 on the register side.
@@ -299,7 +318,7 @@ std::optional<Plan> plan_by_dims(const TransferSpec& spec,
       const std::int64_t slot = (atom_m[static_cast<size_t>(r)][0] + shift) / regs_units;
       if (regs_halves && (atom_m[static_cast<size_t>(r)][1] + shift) / regs_units != slot)
         return std::nullopt;
-      if (slot > 65535) return std::nullopt;
+      if (slot > kMaxSlot) return std::nullopt;
       slots[static_cast<size_t>(r)] = static_cast<int>(slot);
       max_slot = std::max(max_slot, static_cast<int>(slot));
     }

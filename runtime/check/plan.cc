@@ -26,6 +26,20 @@ std::string slots_text(const std::vector<int>& slots) {
 
 }  // namespace
 
+std::vector<std::string> Plan::warnings() const {
+  std::vector<std::string> out;
+  if (regs_per_thread > kSpillWarningRegisters) {
+    out.push_back("spills likely: the plan holds " + std::to_string(regs_per_thread) +
+                  " registers per thread (" + std::to_string(instructions_per_warp()) + " x " +
+                  op.to_string() + "), leaving " +
+                  std::to_string(kMaxRegistersPerThread - regs_per_thread) + " of a thread's " +
+                  std::to_string(kMaxRegistersPerThread) +
+                  " for the rest of a kernel; move the tile in transfers of at most " +
+                  std::to_string(kSpillWarningRegisters) + " registers per thread");
+  }
+  return out;
+}
+
 std::string Plan::summary() const {
   std::ostringstream os;
   os << "ok: " << op.to_string() << " at scope " << scope.to_string() << "\n"

@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "runtime/check/by_dims.h"
-#include "runtime/check/owner.h"
 #include "runtime/descriptor/additive_map.h"
+#include "runtime/descriptor/owner.h"
 #include "tmem/check.h"
 
 namespace tmem {
@@ -44,7 +44,12 @@ std::string Selection::explain() const {
 }
 
 Result<Selection> select(Direction direction, const Scope& scope, const View& tmem,
-                         const View& regs) {
+                         const View& regs, const SelectOptions& options) {
+  if (options.register_budget < 0 || options.register_budget > kMaxRegsPerThread)
+    return Error(ErrorCode::kUsage, "--op auto: a register budget of " +
+                                        std::to_string(options.register_budget) +
+                                        " registers per instruction; allowed: 1.." +
+                                        std::to_string(kMaxRegsPerThread) + ", or 0 for none");
   auto layout_error = [](std::string message) {
     return Error(ErrorCode::kLayout, "--op auto: " + std::move(message));
   };
@@ -98,12 +103,20 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
 
   std::optional<Selection> best;
   std::vector<SelectionCandidate> considered;
+  Rule first_rule = Rule::kNone;  // why the first form that reached check was rejected
   for (Shape shape : all_shapes()) {
     if (shape == Shape::k16x32bx2) continue;
     for (int num = 128; num >= 1; num /= 2) {
       auto op = Opcode::make(direction, shape, num, false);
       if (!op) continue;
       SelectionCandidate candidate{.op = *op};
+      if (options.register_budget > 0 && op->regs_per_thread() > options.register_budget) {
+        candidate.verdict = "skipped: " + std::to_string(op->regs_per_thread()) +
+                            " registers per instruction, above the budget of " +
+                            std::to_string(options.register_budget);
+        considered.push_back(std::move(candidate));
+        continue;
+      }
       const int rows = op->atom_rows(), cols = op->atom_cols();
       // Atom rows: lane steps below the atom height; atom columns: column steps below its width.
       std::vector<Bit> row_bits, col_bits, repeat_bits;
@@ -157,6 +170,7 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
       // Each rejected candidate is one line of --explain: no search for what else would fit.
       auto plan = check_without_hints(*spec);
       if (!plan) {
+        if (first_rule == Rule::kNone) first_rule = plan.error().rule();
         candidate.verdict = "rejected: " + first_line(plan.error().message());
         considered.push_back(std::move(candidate));
         continue;
@@ -179,7 +193,8 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
     return Error(ErrorCode::kRule,
                  "--op auto: no " + std::string(to_string(direction)) +
                      " form fits these tiles at scope " + scope.to_string(),
-                 why);
+                 why)
+        .set_rule(first_rule == Rule::kNone ? Rule::kShape : first_rule);
   }
   for (auto& candidate : considered) {
     if (!candidate.legal) continue;

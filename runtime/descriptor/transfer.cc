@@ -119,23 +119,28 @@ Result<TransferSpec> TransferSpec::make(Opcode op, Scope scope, View tmem, View 
     if (!tmem2)
       return Error(ErrorCode::kRule,
                    "shape: " + op.to_string() +
-                       " performs two accesses and needs the second TMEM region (--tmem2)");
+                       " performs two accesses and needs the second TMEM region (--tmem2)")
+          .set_rule(Rule::kShape);
     if (!imm)
       return Error(ErrorCode::kRule,
                    "shape: " + op.to_string() +
                        " needs the immediate immHalfSplitoff (--imm), the TMEM address "
-                       "delta of the second access (rule R9)");
+                       "delta of the second access (rule R9)")
+          .set_rule(Rule::kR9);
     if (*imm < INT32_MIN || *imm > UINT32_MAX)
       return Error(ErrorCode::kRule, "imm: immHalfSplitoff " + std::to_string(*imm) +
-                                         " does not fit a 32-bit TMEM address delta");
+                                         " does not fit a 32-bit TMEM address delta")
+          .set_rule(Rule::kImm);
   } else {
     if (tmem2)
-      return Error(
-          ErrorCode::kRule,
-          "shape: a second TMEM region (--tmem2) is only for .16x32bx2, not " + op.to_string());
+      return Error(ErrorCode::kRule,
+                   "shape: a second TMEM region (--tmem2) is only for .16x32bx2, not " +
+                       op.to_string())
+          .set_rule(Rule::kShape);
     if (imm)
       return Error(ErrorCode::kRule, "shape: an immediate (--imm) is only for .16x32bx2, not " +
-                                         op.to_string() + " (rule R9)");
+                                         op.to_string() + " (rule R9)")
+          .set_rule(Rule::kR9);
   }
   return TransferSpec(op, scope, std::move(tmem), std::move(regs), std::move(tmem2), imm);
 }

@@ -2,36 +2,19 @@
 // TLane and TCol, paired element by element (DESIGN.md §2-3).
 #include "runtime/descriptor/view_placement.h"
 
+#include "runtime/descriptor/owner.h"
+
 namespace tmem::detail {
 namespace {
 
-bool has(AxisMask axes, Axis axis) { return (axes & axis_bit(axis)) != 0; }
-
-// CTA thread of a register element from whichever thread axes the layout uses (DESIGN.md §2:
-// tid_in_wg and wid_in_wg count within warpgroup wgid; tx and warpid within the CTA; laneid within
-// the warp). -1 when the axes disagree or say nothing about the lane.
+// CTA thread of a register element: the owner by the same reading as tmem::check
+// (runtime/descriptor/owner.h); at warp scope a layout without warp axes means the scope's warp.
+// -1 when the axes disagree, name no thread, or say nothing about the lane.
 std::int64_t thread_of(const PhysCoord& at, AxisMask axes, const Scope& scope) {
-  std::int64_t lane = -1, warp = -1;
-  bool conflict = false;
-  auto set = [&](std::int64_t& field, std::int64_t value) {
-    if (field >= 0 && field != value) conflict = true;
-    field = value;
-  };
-  const std::int64_t wg = has(axes, Axis::kWgid) ? at[Axis::kWgid] : 0;
-  if (has(axes, Axis::kLaneid)) set(lane, at[Axis::kLaneid]);
-  if (has(axes, Axis::kTidInWg)) {
-    set(lane, at[Axis::kTidInWg] % 32);
-    set(warp, 4 * wg + at[Axis::kTidInWg] / 32);
-  }
-  if (has(axes, Axis::kTx)) {
-    set(lane, at[Axis::kTx] % 32);
-    set(warp, at[Axis::kTx] / 32);
-  }
-  if (has(axes, Axis::kWarpid)) set(warp, at[Axis::kWarpid]);
-  if (has(axes, Axis::kWidInWg)) set(warp, 4 * wg + at[Axis::kWidInWg]);
-  if (warp < 0 && scope.kind() == Scope::Kind::kWarp) warp = scope.warp_id();
-  if (conflict || lane < 0 || lane >= 32 || warp < 0) return -1;
-  return 32 * warp + lane;
+  Owner owner = owner_of(at, axes);
+  if (owner.warp == -1 && scope.kind() == Scope::Kind::kWarp) owner.warp = scope.warp_id();
+  if (owner.lane < 0 || owner.warp < 0) return -1;
+  return kLanesPerWarp * owner.warp + owner.lane;
 }
 
 }  // namespace
@@ -65,9 +48,9 @@ Result<Placement> place_elements(const TransferSpec& spec) {
   const int per_word = reg_halves == 2 || tmem_halves == 2 ? 2 : 1;  // pieces per 32-bit word
 
   auto mismatch = [&](const std::string& what) {
-    return Error(
-        ErrorCode::kRule, "the operands do not pair element by element: " + what,
-        "tmem operand: " + spec.tmem().to_string() + "\nregs operand: " + regs.to_string());
+    return Error(ErrorCode::kRule, "the operands do not pair element by element: " + what,
+                 "tmem operand: " + spec.tmem().to_string() + "\nregs operand: " + regs.to_string())
+        .set_rule(Rule::kShape);
   };
   const std::int64_t tmem_size = spec.tmem().size();
   if (tmem_size % (words * tmem_halves) != 0)

@@ -39,8 +39,10 @@ constexpr std::string_view kNumList = ".x1, .x2, .x4, .x8, .x16, .x32, .x64, .x1
 constexpr std::array<std::string_view, 6> kCopyShapes = {"128x256b", "4x256b",  "128x128b",
                                                          "64x128b",  "32x128b", "31x256b"};
 
-Error opcode_error(std::string_view text, const std::string& what) {
-  return Error(ErrorCode::kOpcode, "invalid opcode '" + std::string(text) + "': " + what);
+// `rule`: the TCGEN05.md §9 rule the text breaks (the message cites it too), kNone for syntax.
+Error opcode_error(std::string_view text, const std::string& what, Rule rule = Rule::kNone) {
+  return Error(ErrorCode::kOpcode, "invalid opcode '" + std::string(text) + "': " + what)
+      .set_rule(rule);
 }
 
 std::optional<int> parse_int(std::string_view digits) {
@@ -86,7 +88,8 @@ int shape_cols_per_num(Shape shape) noexcept { return row(shape).cols_per_num; }
 Result<Opcode> Opcode::make(Direction direction, Shape shape, int num, bool pack) {
   if (auto problem = field_error(direction, shape, num)) {
     return Error(ErrorCode::kOpcode, "invalid tcgen05." + std::string(tmem::to_string(direction)) +
-                                         " form: " + *problem);
+                                         " form: " + *problem)
+        .set_rule(is_power_of_two_num(num) ? Rule::kR4 : Rule::kR3);
   }
   return Opcode(direction, shape, num, pack);
 }
@@ -117,13 +120,16 @@ Result<Opcode> Opcode::parse(std::string_view text) {
   } else if (tokens[1] == "st") {
     direction = Direction::kStore;
   } else {
-    return opcode_error(text, "operation '." + std::string(tokens[1]) +
-                                  "' is not a TMEM transfer; expected ld or st (rule R1)");
+    return opcode_error(text,
+                        "operation '." + std::string(tokens[1]) +
+                            "' is not a TMEM transfer; expected ld or st (rule R1)",
+                        Rule::kR1);
   }
   if (tokens.size() > 2 && tokens[2] == "red")
     return opcode_error(text,
                         "tcgen05.ld.red (load with reduction) is not supported by libtmemjit; "
-                        "use tcgen05.ld (rule R1)");
+                        "use tcgen05.ld (rule R1)",
+                        Rule::kR1);
 
   // Positions of each qualifier; -1 = absent. Order is checked after classification.
   int pos_sync = -1, pos_aligned = -1, pos_shape = -1, pos_num = -1, pos_pack = -1, pos_type = -1;
@@ -147,32 +153,38 @@ Result<Opcode> Opcode::parse(std::string_view text) {
       bool is_pack = token == "pack::16b";
       if (is_pack != (direction == Direction::kLoad)) {
         return opcode_error(
-            text, "'." + std::string(token) + "' is not allowed on tcgen05." +
-                      std::string(tmem::to_string(direction)) + "; " +
-                      (direction == Direction::kLoad ? "ld takes '.pack::16b' or nothing"
-                                                     : "st takes '.unpack::16b' or nothing") +
-                      " (rule R6)");
+            text,
+            "'." + std::string(token) + "' is not allowed on tcgen05." +
+                std::string(tmem::to_string(direction)) + "; " +
+                (direction == Direction::kLoad ? "ld takes '.pack::16b' or nothing"
+                                               : "st takes '.unpack::16b' or nothing") +
+                " (rule R6)",
+            Rule::kR6);
       }
       pos_pack = i;
     } else if (token.starts_with("pack::") || token.starts_with("unpack::")) {
       return opcode_error(text,
                           "unknown packing '." + std::string(token) + "'; allowed: " +
                               (direction == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
-                              " (rule R6)");
+                              " (rule R6)",
+                          Rule::kR6);
     } else if (token == "b32") {
       if (pos_type >= 0) return duplicate(token);
       pos_type = i;
     } else if (token == "b16" || token == "b64" || token == "f32" || token == "u32" ||
                token == "s32" || token == "f16" || token == "b8" || token == "f64") {
-      return opcode_error(text, "type '." + std::string(token) +
-                                    "' is not allowed; tcgen05.ld/st take only '.b32' (rule R7)");
+      return opcode_error(text,
+                          "type '." + std::string(token) +
+                              "' is not allowed; tcgen05.ld/st take only '.b32' (rule R7)",
+                          Rule::kR7);
     } else if (token.size() > 1 && token[0] == 'x' && parse_int(token.substr(1))) {
       if (pos_num >= 0) return duplicate(token);
       num = *parse_int(token.substr(1));
       if (!is_power_of_two_num(num))
-        return opcode_error(text, "'." + std::string(token) +
-                                      "' is not a repetition count; allowed: " +
-                                      std::string(kNumList) + " (rule R3)");
+        return opcode_error(text,
+                            "'." + std::string(token) + "' is not a repetition count; allowed: " +
+                                std::string(kNumList) + " (rule R3)",
+                            Rule::kR3);
       pos_num = i;
     } else {
       bool found = false;
@@ -187,13 +199,17 @@ Result<Opcode> Opcode::parse(std::string_view text) {
       if (found) continue;
       for (auto copy_shape : kCopyShapes) {
         if (copy_shape == token)
-          return opcode_error(text, "shape '." + std::string(token) +
-                                        "' belongs to tcgen05.cp, not ld/st; allowed: " +
-                                        std::string(kShapeList) + " (rule R2)");
+          return opcode_error(text,
+                              "shape '." + std::string(token) +
+                                  "' belongs to tcgen05.cp, not ld/st; allowed: " +
+                                  std::string(kShapeList) + " (rule R2)",
+                              Rule::kR2);
       }
       if (!token.empty() && token[0] >= '0' && token[0] <= '9')
-        return opcode_error(text, "unknown shape '." + std::string(token) +
-                                      "'; allowed: " + std::string(kShapeList) + " (rule R2)");
+        return opcode_error(text,
+                            "unknown shape '." + std::string(token) +
+                                "'; allowed: " + std::string(kShapeList) + " (rule R2)",
+                            Rule::kR2);
       return opcode_error(
           text, "unknown qualifier '." + std::string(token) + "'; the form is tcgen05." +
                     std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
@@ -201,19 +217,22 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     }
   }
 
-  if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)");
+  if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)", Rule::kR8);
   if (pos_aligned < 0)
     return opcode_error(text,
                         "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
-                        "though ptxas 13.0 accepts its absence (rule R8)");
+                        "though ptxas 13.0 accepts its absence (rule R8)",
+                        Rule::kR8);
   if (pos_shape < 0)
-    return opcode_error(text, "missing shape; allowed: " + std::string(kShapeList) + " (rule R2)");
+    return opcode_error(text, "missing shape; allowed: " + std::string(kShapeList) + " (rule R2)",
+                        Rule::kR2);
   if (pos_num < 0)
     return opcode_error(
-        text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)");
-  if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)");
+        text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)",
+        Rule::kR3);
+  if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)", Rule::kR7);
   if (auto problem = field_error(direction, shape, num))
-    return opcode_error(text, *problem + " (rule R4)");
+    return opcode_error(text, *problem + " (rule R4)", Rule::kR4);
 
   // Order: .sync/.aligned (either order), shape, then .xN and pack (either order, as ptxas
   // accepts), and the type last.
@@ -235,17 +254,20 @@ std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediat
     return Error(ErrorCode::kOpcode,
                  to_string() + " takes a vector of " + std::to_string(regs_per_thread()) +
                      " registers per thread, got " + std::to_string(vector_length) +
-                     (packed_ ? " (pack/unpack does not change the count)" : "") + " (rule R5)");
+                     (packed_ ? " (pack/unpack does not change the count)" : "") + " (rule R5)")
+        .set_rule(Rule::kR5);
   }
   if (is_split() && !has_immediate)
     return Error(ErrorCode::kOpcode,
                  to_string() +
                      " needs the immediate immHalfSplitoff (the second access's "
-                     "address offset) (rule R9)");
+                     "address offset) (rule R9)")
+        .set_rule(Rule::kR9);
   if (!is_split() && has_immediate)
     return Error(ErrorCode::kOpcode, to_string() +
                                          " takes no immediate; only .16x32bx2 has "
-                                         "immHalfSplitoff (rule R9)");
+                                         "immHalfSplitoff (rule R9)")
+        .set_rule(Rule::kR9);
   return std::nullopt;
 }
 

@@ -486,7 +486,8 @@ class FunctionVerifier {
     return Error(ErrorCode::kTarget, std::string(mnemonic) + " cannot run on target " +
                                          std::string(to_string(module_.target())) +
                                          "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, "
-                                         "sm_110a, sm_110f");
+                                         "sm_110a, sm_110f")
+        .set_rule(Rule::kR15);
   }
 
   std::optional<Error> check_tcgen05(const Instruction& i) {
@@ -513,14 +514,16 @@ class FunctionVerifier {
       for (Target t : targets) allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(t));
       return Error(ErrorCode::kTarget, opcode.to_string() + " cannot run on target " +
                                            std::string(to_string(target)) +
-                                           "; it runs on: " + allowed);
+                                           "; it runs on: " + allowed)
+          .set_rule(Rule::kR15);
     }
     const PtxVersion need = opcode.min_ptx_version(target);
     if (module_.version() < need)
       return Error(ErrorCode::kTarget, opcode.to_string() + " on " +
                                            std::string(to_string(target)) + " needs .version " +
                                            need.to_string() + ", the module has " +
-                                           module_.version().to_string());
+                                           module_.version().to_string())
+          .set_rule(Rule::kR15);
     return std::nullopt;
   }
 
@@ -667,7 +670,8 @@ Result<bool> Module::verify() const {
   if (version_ < min_ptx_version(target_))
     return Error(ErrorCode::kTarget, "target " + std::string(to_string(target_)) +
                                          " needs .version " + min_ptx_version(target_).to_string() +
-                                         ", the module has " + version_.to_string());
+                                         ", the module has " + version_.to_string())
+        .set_rule(Rule::kR15);
   std::set<std::string> globals;
   for (const SharedVar& v : shared_) {
     if (!is_identifier(v.name) || v.count < 1 || v.align < 1 || (v.align & (v.align - 1)) != 0)

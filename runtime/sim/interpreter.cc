@@ -13,6 +13,7 @@
 
 #include "runtime/sim/order.h"
 #include "tmem/image.h"
+#include "tmem/rule.h"
 
 namespace tmem::sim {
 namespace {
@@ -142,7 +143,15 @@ class Interpreter {
     if (thread >= 0)
       details +=
           ", thread " + std::to_string(thread) + " (lane " + std::to_string(thread % 32) + ")";
-    throw Error(code, message, details);
+    throw Error(code, message, details).set_rule(rule_of(rule));
+  }
+  // The TCGEN05.md id a citation starts with ("R31, PTX ISA §9.7.16.8.5" is R31).
+  static Rule rule_of(std::string_view citation) {
+    if (citation.size() < 2 || citation[0] != 'R') return Rule::kNone;
+    int id = 0;
+    for (size_t i = 1; i < citation.size() && citation[i] >= '0' && citation[i] <= '9'; ++i)
+      id = id * 10 + (citation[i] - '0');
+    return tcgen05_rule(id);
   }
   [[noreturn]] void fail_thread(int thread, const std::string& what,
                                 const std::string& rule = "") const {

@@ -22,12 +22,12 @@ tmem::Result<tmem::Plan> check_text(const SpecText& text) {
   return tmem::check(*spec);
 }
 
-// Expects a rule error whose message starts with `rule` and mentions `fragment`.
-void expect_rule(const SpecText& text, const std::string& rule, const std::string& fragment = "") {
+// Expects an error that breaks `rule` and whose message mentions `fragment`.
+void expect_rule(const SpecText& text, tmem::Rule rule, const std::string& fragment = "") {
   auto plan = check_text(text);
   ASSERT_FALSE(plan.ok()) << "accepted:\n" << text.tmem << "\n" << text.regs;
   EXPECT_EQ(plan.error().code(), tmem::ErrorCode::kRule) << plan.error().message();
-  EXPECT_EQ(plan.error().message().rfind(rule, 0), 0u) << plan.error().message();
+  EXPECT_EQ(tmem::to_string(plan.error().rule()), tmem::to_string(rule)) << plan.error().message();
   if (!fragment.empty()) {
     EXPECT_NE(plan.error().message().find(fragment), std::string::npos) << plan.error().message();
   }
@@ -68,7 +68,7 @@ TEST(CheckSeed, PackWithDenseHalvesIsRejected) {
   text.tmem =
       "tensor((128,64,2), S[(128,64,2):(1@TLane,2@TCol,1@TCol)], f16).rearrange(\"(g r) c h -> g r "
       "c h\", g=4)";
-  expect_rule(text, "placement (packed)", "column stride 4");
+  expect_rule(text, tmem::Rule::kPlacement, "column stride 4");
 }
 
 TEST(CheckSeed, SplitWithTheSeedImmediate) {
@@ -83,10 +83,10 @@ TEST(CheckSeed, SplitWithTheSeedImmediate) {
 }
 
 TEST(CheckSeed, SplitWithAMismatchedImmediateFails) {
-  expect_rule(tmemjit_test::seed_split(false, (16L << 16) + 9), "placement", "column 9");
-  expect_rule(tmemjit_test::seed_split(false, 8), "placement", "lane 16");
+  expect_rule(tmemjit_test::seed_split(false, (16L << 16) + 9), tmem::Rule::kPlacement, "column 9");
+  expect_rule(tmemjit_test::seed_split(false, 8), tmem::Rule::kPlacement, "lane 16");
   // An immediate that leaves the warp's slab.
-  expect_rule(tmemjit_test::seed_split(false, (32L << 16) + 8), "split",
+  expect_rule(tmemjit_test::seed_split(false, (32L << 16) + 8), tmem::Rule::kSplit,
               "outside the warp's lanes");
 }
 
@@ -127,13 +127,13 @@ SpecText x4(tmem::Shape shape, bool store = true, bool pack = false) {
 TEST(CheckMutation, WrongLaneBase) {
   auto text = x4(tmem::Shape::k32x32b);
   text.tmem = "tensor((4,32,4), S[(4,32,4):(32@TLane,1@TLane,1@TCol)] + 1@TLane, b32)";
-  expect_rule(text, "slab", "lane 1");
+  expect_rule(text, tmem::Rule::kSlab, "lane 1");
 }
 
 TEST(CheckMutation, WrongColumnStride) {
   auto text = x4(tmem::Shape::k32x32b);
   text.tmem = "tensor((4,32,4), S[(4,32,4):(32@TLane,1@TLane,2@TCol)], b32)";
-  expect_rule(text, "placement", "column 2");
+  expect_rule(text, tmem::Rule::kPlacement, "column 2");
 }
 
 TEST(CheckMutation, SwappedLanes) {
@@ -143,7 +143,7 @@ TEST(CheckMutation, SwappedLanes) {
       "tensor((4,2,8,4,2), S[(4,2,8,4,2):(32@tid_in_wg,2@tid_in_wg,4@tid_in_wg,1,1@tid_in_wg)], "
       "b32)"
       ".rearrange(\"g rh rl ch cl -> g (rh rl) (ch cl)\")";
-  expect_rule(text, "ownership", "lane");
+  expect_rule(text, tmem::Rule::kOwnership, "lane");
 }
 
 TEST(CheckMutation, SlotThatDiffersBetweenLanes) {
@@ -152,14 +152,14 @@ TEST(CheckMutation, SlotThatDiffersBetweenLanes) {
   auto text = x4(tmem::Shape::k32x32b);
   text.regs =
       "tensor((4,32,4), S[(4,2,16,4):(32@tid_in_wg,4,1@tid_in_wg,1)] + R[2:16@tid_in_wg], b32)";
-  expect_rule(text, "slot", "one PTX register name");
+  expect_rule(text, tmem::Rule::kSlot, "one PTX register name");
 }
 
 TEST(CheckMutation, WarpScopeOutsideTheWarpsSlab) {
   SpecText text{"tcgen05.st.sync.aligned.32x32b.x4.b32", "warp:1",
                 "tensor((32,4), S[(32,4):(1@TLane,1@TCol)], b32)",
                 "tensor((32,4), S[(32,4):(1@laneid,1)], b32)"};
-  expect_rule(text, "slab", "lanes 32..63");
+  expect_rule(text, tmem::Rule::kSlab, "lanes 32..63");
   text.tmem = "tensor((32,4), S[(32,4):(1@TLane,1@TCol)] + 32@TLane, b32)";
   auto plan = check_text(text);
   ASSERT_TRUE(plan.ok()) << plan.error().full_text();
@@ -170,13 +170,13 @@ TEST(CheckMutation, HalfOffsetOfEight) {
   auto op = tmem::Opcode::parse("tcgen05.ld.sync.aligned.16x64b.x4.b32").value();
   auto text = identity_spec(op);
   text.tmem = "tensor((4,16,8), S[(4,16,8):(32@TLane,1@TLane,1@TCol)] + 8@TLane, b32)";
-  expect_rule(text, "slab", "half 0 or 16");
+  expect_rule(text, tmem::Rule::kSlab, "half 0 or 16");
 }
 
 TEST(CheckMutation, ColumnsPast512) {
   auto text = x4(tmem::Shape::k32x32b);
   text.tmem = "tensor((4,32,4), S[(4,32,4):(32@TLane,1@TLane,1@TCol)] + 510@TCol, b32)";
-  expect_rule(text, "bounds", "512");
+  expect_rule(text, tmem::Rule::kBounds, "512");
 }
 
 TEST(CheckMutation, TwoElementsOnOneCell) {
@@ -184,7 +184,7 @@ TEST(CheckMutation, TwoElementsOnOneCell) {
   SpecText text{"tcgen05.st.sync.aligned.32x32b.x4.b32", "warpgroup",
                 "tensor((4,2,32,4), S[(4,2,32,4):(32@TLane,0@TCol,1@TLane,1@TCol)], b32)",
                 "tensor((4,2,32,4), S[(4,2,32,4):(32@tid_in_wg,4,1@tid_in_wg,1)], b32)"};
-  expect_rule(text, "coverage", "two elements");
+  expect_rule(text, tmem::Rule::kCoverage, "two elements");
   // A load may read one cell twice (into different registers).
   text.op = "tcgen05.ld.sync.aligned.32x32b.x4.b32";
   EXPECT_TRUE(check_text(text).ok());
@@ -193,13 +193,13 @@ TEST(CheckMutation, TwoElementsOnOneCell) {
 TEST(CheckMutation, DestinationReplicasAreRejected) {
   auto text = x4(tmem::Shape::k32x32b);
   text.tmem = "tensor((4,32,4), S[(4,32,4):(32@TLane,1@TLane,1@TCol)] + R[2:8@TCol], b32)";
-  expect_rule(text, "replicas", "destination");
+  expect_rule(text, tmem::Rule::kReplicas, "destination");
 }
 
 TEST(CheckMutation, WrongAtomExtentNamesTheAxisAndSuggestsTheFittingOpcode) {
   auto text = tmemjit_test::seed_layout_b(true);
   text.op = "tcgen05.st.sync.aligned.32x32b.x32.b32";
-  expect_rule(text, "shape", "axis 2");
+  expect_rule(text, tmem::Rule::kShape, "axis 2");
   auto plan = check_text(text);
   EXPECT_NE(plan.error().message().find("these views match tcgen05.st.sync.aligned.32x32b.x64.b32"),
             std::string::npos)
@@ -264,16 +264,16 @@ TEST(CheckScopes, SixtyFourRowReadOfA128RowLayoutDIsNotReinterpreted) {
   SpecText text{"tcgen05.ld.sync.aligned.16x256b.x8.b32", "warpgroup",
                 "tmem_datapath_layout(\"D\",128,64)[0:64].rearrange(\"(g r) c -> g r c\", g=4)",
                 regs};
-  expect_rule(text, "slab", "lane 16");
+  expect_rule(text, tmem::Rule::kSlab, "lane 16");
 }
 
 TEST(CheckAxes, OperandsUseTheirOwnAxes) {
   auto text = x4(tmem::Shape::k32x32b);
   text.regs = "tensor((4,32,4), S[(4,32,4):(32@TLane,1@tid_in_wg,1)], b32)";
-  expect_rule(text, "axes", "TLane");
+  expect_rule(text, tmem::Rule::kAxes, "TLane");
   text = x4(tmem::Shape::k32x32b);
   text.regs = "tensor((4,32,4), S[(4,32,4):(32@m,1@laneid,1)], b32)";
-  expect_rule(text, "ownership", "which warp");
+  expect_rule(text, tmem::Rule::kOwnership, "which warp");
 }
 
 TEST(CheckPlan, JsonHasTheContractKeys) {
@@ -320,11 +320,12 @@ TEST(TransferSpec, SplitNeedsItsSecondRegionAndImmediate) {
   auto spec =
       tmem::TransferSpec::from_fields(text.op, text.scope, text.tmem, text.regs, t2, std::nullopt);
   ASSERT_FALSE(spec.ok());
-  EXPECT_NE(spec.error().message().find("R9"), std::string::npos);
+  EXPECT_EQ(spec.error().rule(), tmem::Rule::kR9) << spec.error().message();
   auto plain = tmemjit_test::seed_layout_b(true);
   spec = tmem::TransferSpec::from_fields(plain.op, plain.scope, plain.tmem, plain.regs,
                                          std::nullopt, "8");
   ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().rule(), tmem::Rule::kR9) << spec.error().message();
   EXPECT_FALSE(tmem::Scope::parse("warp:32").ok());
   EXPECT_FALSE(tmem::Scope::parse("cta:0").ok());
   EXPECT_FALSE(tmem::Scope::parse("block").ok());

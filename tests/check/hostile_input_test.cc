@@ -71,8 +71,8 @@ TEST(Limits, CheckRefusesTrillionElementTransfer) {
 
 // A few hundred bytes once made the element-by-element checker visit 67M elements (7 s) before it
 // failed: 512 repeats of 32x32b.x128 at cta:32, register slots 127 apart so the last check fails.
-// Register words per thread are capped at 512 (a warp's 32 lanes x 512 TMEM columns).
-TEST(Limits, CheckWorkIsBoundedByTmemSize) {
+// Register words per thread are capped at 255, the registers a thread has (issue 17; it was 512).
+TEST(Limits, CheckWorkIsBoundedByTheRegisterFile) {
   const std::string op = "tcgen05.ld.sync.aligned.32x32b.x128.b32";
   const std::string tmem =
       "tensor((32,512,32,128), S[(8,4,512,32,128):(0@TLane,32@TLane,0@TCol,1@TLane,1@TCol)], b32)";
@@ -82,19 +82,27 @@ TEST(Limits, CheckWorkIsBoundedByTmemSize) {
   ASSERT_TRUE(spec.ok()) << spec.error().message();
   auto plan = tmem::check(*spec);
   expect_error(plan, ErrorCode::kLimit, "65536 register words per thread");
-  EXPECT_NE(plan.error().message().find("65536 register words per thread; at most 512"),
+  EXPECT_NE(plan.error().message().find(
+                "65536 register words per thread; a thread has at most 255 registers"),
             std::string::npos)
       << plan.error().message();
-  // 4 repeats of x128 (512 words, every column of the slab once) is the largest legal load.
+  // 4 repeats of x128 (512 words, every column of the slab once) no longer fits a thread.
   auto full = TransferSpec::from_fields(
       op, "warpgroup",
       "tensor((4,4,32,128), S[(4,4,32,128):(32@TLane,128@TCol,1@TLane,1@TCol)], b32)",
       "tensor((4,4,32,128), S[(4,4,32,128):(32@tid_in_wg,128,1@tid_in_wg,1)], b32)");
   ASSERT_TRUE(full.ok()) << full.error().message();
-  auto full_plan = tmem::check(*full);
-  ASSERT_TRUE(full_plan.ok()) << full_plan.error().message();
-  EXPECT_EQ(full_plan->regs_per_thread, 512);
-  EXPECT_EQ(full_plan->alloc_columns, 512);
+  expect_error(tmem::check(*full), ErrorCode::kLimit, "512 register words per thread");
+  // x128 + x64 + ... as 255 repeats of x1 at cta:32 is the largest transfer: 261,120 words.
+  auto largest = TransferSpec::from_fields(
+      "tcgen05.ld.sync.aligned.32x32b.x1.b32", "cta:32",
+      "tensor((32,255,32,1), S[(8,4,255,32):(0@TCol,32@TLane,1@TCol,1@TLane)], b32)",
+      "tensor((32,255,32,1), S[(32,255,32):(32@tx,1,1@tx)], b32)");
+  ASSERT_TRUE(largest.ok()) << largest.error().message();
+  auto largest_plan = tmem::check(*largest);
+  ASSERT_TRUE(largest_plan.ok()) << largest_plan.error().message();
+  EXPECT_EQ(largest_plan->regs_per_thread, 255);
+  EXPECT_EQ(largest_plan->alloc_columns, 256);
 }
 
 TEST(Limits, CliRefusesTrillionElementTransfer) {

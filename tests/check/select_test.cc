@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/cli_util.h"
 #include "common/spec_fixtures.h"
 #include "tmem/check.h"
@@ -128,6 +130,93 @@ TEST(Select, CheckOpAutoExplainOnTheCommandLine) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"op\":\"tcgen05.ld.sync.aligned.32x32b.x64.b32\""), std::string::npos)
       << json.out;
+}
+
+// ---- register budget and spill warnings (issue 16, item 8) ----------------------------------
+
+const std::string kTile128 = "tensor((128,128), S[(128,128):(1@TLane,1@TCol)], f32)";
+const std::string kRegs128 = "tensor((128,128), S[(128,128):(1@tid_in_wg,1)], f32)";
+
+TEST(SelectBudget, ABudgetPicksMoreRepeatsOfASmallerNum) {
+  auto wide = tmem::select(tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of(kTile128),
+                           view_of(kRegs128));
+  ASSERT_TRUE(wide.ok()) << wide.error().full_text();
+  EXPECT_EQ(wide->spec.op().to_string(), "tcgen05.ld.sync.aligned.32x32b.x128.b32");
+  EXPECT_EQ(wide->plan.instructions_per_warp(), 1);
+  auto narrow = tmem::select(tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of(kTile128),
+                             view_of(kRegs128), {.register_budget = 32});
+  ASSERT_TRUE(narrow.ok()) << narrow.error().full_text();
+  EXPECT_EQ(narrow->spec.op().to_string(), "tcgen05.ld.sync.aligned.32x32b.x32.b32")
+      << narrow->explain();
+  EXPECT_EQ(narrow->plan.instructions_per_warp(), 4);
+  EXPECT_EQ(narrow->plan.regs_per_thread, 128);  // the same tile, in four instructions
+  EXPECT_NE(narrow->explain().find("32x32b.x64.b32: skipped: 64 registers per instruction, "
+                                   "above the budget of 32"),
+            std::string::npos)
+      << narrow->explain();
+  // A 16x256b form takes 4 registers per .num: x8 fits a budget of 32.
+  for (const auto& candidate : narrow->considered) {
+    if (candidate.legal) {
+      EXPECT_LE(candidate.op.regs_per_thread(), 32) << candidate.op.to_string();
+    }
+  }
+}
+
+TEST(SelectBudget, ABudgetOutsideTheFormsIsAUsageError) {
+  for (int budget : {-1, 129, 256}) {
+    auto selection =
+        tmem::select(tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of(kTile128),
+                     view_of(kRegs128), {.register_budget = budget});
+    ASSERT_FALSE(selection.ok());
+    EXPECT_EQ(selection.error().code(), tmem::ErrorCode::kUsage) << selection.error().message();
+  }
+}
+
+TEST(SelectBudget, TheCommandLineTakesABudget) {
+  auto r = tmemjit_test::run_cli("check", "--op", "auto.ld", "--scope", "warpgroup", "--tmem",
+                                 kTile128, "--regs", kRegs128, "--register-budget", "16", "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["op"], "tcgen05.ld.sync.aligned.32x32b.x16.b32");
+  EXPECT_EQ(json["instructions_per_warp"], 8);
+  auto explicit_op = tmemjit_test::run_cli(
+      "check", "--op", "tcgen05.ld.sync.aligned.32x32b.x16.b32", "--scope", "warpgroup", "--tmem",
+      kTile128, "--regs", kRegs128, "--register-budget", "16");
+  EXPECT_EQ(explicit_op.exit_code, 2) << explicit_op.err;
+  auto bad = tmemjit_test::run_cli("check", "--op", "auto", "--scope", "warpgroup", "--tmem",
+                                   kTile128, "--regs", kRegs128, "--register-budget", "x");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
+TEST(SpillWarning, PlansAbove192RegistersPerThreadWarn) {
+  auto seed = tmem::check(tmemjit_test::seed_layout_b(false).make()).value();
+  EXPECT_TRUE(seed.warnings().empty());
+  // 255 repeats of 32x32b.x1 into slots 0..254: legal, and nothing is left for the kernel.
+  const std::string op = "tcgen05.ld.sync.aligned.32x32b.x1.b32";
+  const std::string tmem = "tensor((255,32,1), S[(255,32):(1@TCol,1@TLane)], f32)";
+  const std::string regs = "tensor((255,32,1), S[(255,32):(1,1@laneid)], f32)";
+  auto full = tmem::check(tmem::TransferSpec::from_fields(op, "warp:0", tmem, regs).value());
+  ASSERT_TRUE(full.ok()) << full.error().full_text();
+  ASSERT_EQ(full->warnings().size(), 1u);
+  EXPECT_EQ(full->warnings()[0].rfind("spills likely: the plan holds 255 registers per thread", 0),
+            0u)
+      << full->warnings()[0];
+  auto text = tmemjit_test::run_cli("check", "--op", op, "--scope", "warp:0", "--tmem", tmem,
+                                    "--regs", regs);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.err.find("warning: spills likely: the plan holds 255 registers per thread"),
+            std::string::npos)
+      << text.err;
+  auto json = tmemjit_test::run_cli("check", "--op", op, "--scope", "warp:0", "--tmem", tmem,
+                                    "--regs", regs, "--json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["warnings"].size(), 1u) << json.out;
+  auto quiet =
+      tmemjit_test::run_cli("check", "--op", tmemjit_test::seed_layout_b(false).op, "--scope",
+                            "warpgroup", "--tmem", tmemjit_test::seed_layout_b(false).tmem,
+                            "--regs", tmemjit_test::seed_layout_b(false).regs, "--json");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_TRUE(nlohmann::json::parse(quiet.out)["warnings"].empty()) << quiet.out;
 }
 
 }  // namespace

@@ -245,7 +245,7 @@ TEST(SimRun, AShiftOntoTheNextRepeatBreaksTheOrderingRule) {
   auto report = tmem::run_transfer(spec, broken, sim()).value();
   EXPECT_FALSE(report.passed());
   for (size_t k : {1u, 2u}) {
-    EXPECT_NE(report.checks[k].error.find("R31"), std::string::npos) << report.checks[k].error;
+    EXPECT_EQ(report.checks[k].rule, tmem::Rule::kR31) << report.checks[k].error;
     EXPECT_NE(report.checks[k].error.find("has not executed tcgen05.wait::st since"),
               std::string::npos)
         << report.checks[k].error;
@@ -264,7 +264,7 @@ TEST(SimRun, APlanThatLeavesTheAllocationBreaksARuntimeRule) {
   EXPECT_FALSE(report->passed());
   const tmem::CheckResult& roundtrip = report->checks[1];
   EXPECT_FALSE(roundtrip.passed);
-  EXPECT_NE(roundtrip.error.find("R19"), std::string::npos) << roundtrip.error;
+  EXPECT_EQ(roundtrip.rule, tmem::Rule::kR19) << roundtrip.error;
   EXPECT_NE(roundtrip.error.find("TMEM lane 0, column 447, which is not allocated"),
             std::string::npos)
       << roundtrip.error;
@@ -282,6 +282,102 @@ TEST(SimRun, ASwappedSlotIsWrongData) {
   EXPECT_TRUE(report.checks[1].passed);
   EXPECT_FALSE(report.checks[2].passed);
   EXPECT_FALSE(report.checks[3].passed);
+}
+
+// ---- broadcast loads and replicas (issue 17) -----------------------------------------------
+
+// `check` accepts it, and run passes with the checks that apply: raw and load, not the two that
+// would store to a cell once for each element on it.
+void expect_load_checks_only(const SpecText& text) {
+  const tmem::TransferSpec spec = text.make();
+  auto plan = tmem::check(spec);
+  ASSERT_TRUE(plan.ok()) << plan.error().full_text();
+  auto report = tmem::run_transfer(spec, sim());
+  ASSERT_TRUE(report.ok()) << report.error().full_text();
+  EXPECT_TRUE(report->passed()) << describe(*report);
+  ASSERT_EQ(report->checks.size(), 2u) << describe(*report);
+  EXPECT_EQ(report->checks[0].name, "raw");
+  EXPECT_EQ(report->checks[1].name, "load");
+  ASSERT_EQ(report->left_out.size(), 2u);
+  EXPECT_EQ(report->left_out[0].name, "roundtrip");
+  EXPECT_EQ(report->left_out[1].name, "store");
+  EXPECT_NE(report->left_out[1].reason.find(" holds elements "), std::string::npos)
+      << report->left_out[1].reason;
+  const std::string printed = describe(*report);
+  EXPECT_NE(printed.find("  store     left out: TMEM lane "), std::string::npos) << printed;
+  auto json = nlohmann::json::parse(report->to_json());
+  EXPECT_EQ(json["left_out"].size(), 2u);
+}
+
+TEST(SimRunBroadcast, TwoWarpsReadOneCell) {
+  // Warps w and w+4 read the same slab and columns (a zero column stride per warpgroup).
+  expect_load_checks_only({"tcgen05.ld.sync.aligned.32x32b.x4.b32", "cta:8",
+                           "tensor((8,32,4), S[(2,4,32,4):(0@TCol,32@TLane,1@TLane,1@TCol)], f32)",
+                           "tensor((8,32,4), S[(8,32,4):(1@warpid,1@laneid,1)], f32)"});
+}
+
+TEST(SimRunBroadcast, TwoRepeatsReadOneCell) {
+  expect_load_checks_only({"tcgen05.ld.sync.aligned.32x32b.x1.b32", "warp:0",
+                           "tensor((2,32,1), S[(2,32,1):(0@TCol,1@TLane,1@TCol)], f32)",
+                           "tensor((2,32,1), S[(2,32,1):(1,1@laneid,1)], f32)"});
+}
+
+TEST(SimRunBroadcast, SplitLoadWithImmediateZeroReadsOneBlockTwice) {
+  // TCGEN05.md §4.3: imm = 0 is a legal load (both halves read the same cells); its store would
+  // overlap (R20), so only the load runs.
+  auto op = tmem::Opcode::parse("tcgen05.ld.sync.aligned.16x32bx2.x4.b32").value();
+  SpecText text = tmemjit_test::identity_spec(op);
+  text.tmem2 = text.tmem;
+  text.imm = "0";
+  expect_load_checks_only(text);
+}
+
+TEST(SimRunBroadcast, ATmemReplicaOnAnotherElementsCellReadsOneValue) {
+  expect_load_checks_only({"tcgen05.ld.sync.aligned.32x32b.x2.b32", "warp:0",
+                           "tensor((32,2), S[(32,2):(1@TLane,1@TCol)] + R[2:1@TCol], f32)",
+                           "tensor((32,2), S[(32,2):(1@laneid,1)], f32)"});
+}
+
+TEST(SimRunReplicas, CopiesTheInstructionDoesNotTouchPassEveryCheck) {
+  // A store's register source with copies in slots 8-9, a load's TMEM source with copies at
+  // columns 100-101: every replica is placed, the plan covers them, all four checks run.
+  for (const SpecText& text : {
+           SpecText{"tcgen05.st.sync.aligned.32x32b.x2.b32", "warp:0",
+                    "tensor((32,2), S[(32,2):(1@TLane,1@TCol)], f32)",
+                    "tensor((32,2), S[(32,2):(1@laneid,1)] + R[2:8], f32)"},
+           SpecText{"tcgen05.ld.sync.aligned.32x32b.x2.b32", "warp:0",
+                    "tensor((32,2), S[(32,2):(1@TLane,1@TCol)] + R[2:100@TCol], f32)",
+                    "tensor((32,2), S[(32,2):(1@laneid,1)], f32)"},
+           // 16-bit copies on high halves, past column 64 (a finding of fuzz_differential).
+           SpecText{"tcgen05.ld.sync.aligned.16x64b.x1.pack::16b.b32", "warp:0",
+                    "tensor((2,2,2,16,2), S[(2,2,2,16,2):(2@TCol,8@TCol,4@TCol,1@TLane,16@TLane)] "
+                    "+ R[2:119@TCol], bf16).permute(4, 1, 3, 2, 0)",
+                    "tensor((2,2,16,2), S[(2,2,2,8,1,2):(4@m,2@m,1@tx,4@tx,1@m,2@tx)], b32)"},
+       }) {
+    auto report = tmem::run_transfer(text.make(), sim());
+    ASSERT_TRUE(report.ok()) << report.error().full_text();
+    EXPECT_TRUE(report->passed()) << text.regs << "\n" << describe(*report);
+    EXPECT_EQ(report->checks.size(), 4u);
+    EXPECT_TRUE(report->left_out.empty());
+  }
+}
+
+TEST(SimRunReplicas, ReplicasThatCheckRefusesNeverReachTheSimulator) {
+  // Issue 17 reproducers 1a and 1c: a register copy on another element's slot, a TMEM copy at
+  // lane 128. run_transfer returns check's error (exit 1), not wrong data (exit 4).
+  for (const SpecText& text : {
+           SpecText{"tcgen05.st.sync.aligned.32x32b.x2.b32", "warp:0",
+                    "tensor((32,2), S[(32,2):(1@TLane,1@TCol)], f32)",
+                    "tensor((32,2), S[(32,2):(1@laneid,1)] + R[2:1], f32)"},
+           SpecText{"tcgen05.ld.sync.aligned.32x32b.x1.b32", "warp:0",
+                    "tensor((32,1), S[(32,1):(1@TLane,1@TCol)] + R[2:128@TLane], f32)",
+                    "tensor((32,1), S[(32,1):(1@laneid,1)], f32)"},
+       }) {
+    auto report = tmem::run_transfer(text.make(), sim());
+    ASSERT_FALSE(report.ok());
+    EXPECT_EQ(report.error().code(), tmem::ErrorCode::kRule);
+    EXPECT_EQ(report.error().rule(), tmem::Rule::kReplicas) << report.error().message();
+  }
 }
 
 // ---- the executor interface

@@ -3,7 +3,9 @@
 // identity spec of every form (tests/common/spec_fixtures.h), and valid disk-cache entries.
 // Usage: fuzz_seed_corpus DIR  (writes DIR/<target>/<name>; the tree holds tests/fuzz/corpus).
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -119,6 +121,15 @@ int main(int argc, char** argv) {
     std::string bytes(1, '\0');
     for (int k = 0; k < 96; ++k) bytes += static_cast<char>((k * 37 + i * 11) & 0xff);
     write(root / "check", "fields_" + std::to_string(i), bytes);
+  }
+
+  // fuzz_differential: seed and case index of tests/exec/differential_test.cc's first cases.
+  for (std::uint64_t index = 0; index < 6; ++index) {
+    std::string bytes(16, '\0');
+    const std::uint64_t seed = 20261201;
+    std::memcpy(bytes.data(), &seed, 8);
+    std::memcpy(bytes.data() + 8, &index, 8);
+    write(root / "differential", "case_" + std::to_string(index), bytes);
   }
 
   const std::vector<tmem::Payload> payloads = {
