@@ -6,8 +6,11 @@ TMEMJIT_BUILD_DIR=${TMEMJIT_BUILD_DIR:-$TMEMJIT_ROOT/build}
 TMEMJIT_JOBS=${TMEMJIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 # Debian packages the build and the tests need (the CUDA toolkit is assumed installed).
+# libhiredis-dev, libssl-dev: the remote cache tier and entry signing; redis-server: the `remote`
+# tests start their own on a loopback port (a packaged service that starts is not used).
 TMEMJIT_DEBIAN_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
-                         libxxhash-dev nlohmann-json3-dev python3 python3-dev python3-pip)
+                         libxxhash-dev nlohmann-json3-dev python3 python3-dev python3-pip
+                         libhiredis-dev libssl-dev redis-server)
 
 tmemjit_log() { printf '[tmemjit] %s\n' "$*" >&2; }
 

@@ -80,6 +80,7 @@ std::vector<OptionSpec> with_cache_options(std::vector<OptionSpec> options);
 tmem::Status apply_cache_args(const Args& args);
 
 int cmd_cache(const std::vector<std::string>& argv);
+int cmd_warmup(const std::vector<std::string>& argv);
 int cmd_ptx(const std::vector<std::string>& argv);
 int cmd_compile(const std::vector<std::string>& argv);
 int cmd_check(const std::vector<std::string>& argv);

@@ -29,7 +29,11 @@ constexpr CommandEntry kCommands[] = {
      "                 [--no-cache | --cache-dir DIR]"},
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
-    {"cache", tmemjit_cli::cmd_cache, "cache stats|clear [--cache-dir DIR] [--json]"},
+    {"cache", tmemjit_cli::cmd_cache,
+     "cache stats|clear|export BUNDLE|import BUNDLE [--cache-dir DIR] [--json]"},
+    {"warmup", tmemjit_cli::cmd_warmup,
+     "warmup --specs FILE.jsonl [--kernel K] [--target T] [--backend B] [--jobs N]\n"
+     "                 [--no-cache | --cache-dir DIR] [--json]"},
     {"specialize", tmemjit_cli::cmd_specialize,
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"

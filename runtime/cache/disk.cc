@@ -23,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kMagic[4] = {'T', 'M', 'J', 'C'};
+constexpr char kSignedMagic[4] = {'T', 'M', 'J', 'S'};
 // Larger files are not cache entries we wrote; refuse them rather than allocate.
 constexpr uint64_t kMaxEntryBytes = uint64_t{1} << 32;
 // Temp files older than this belong to a writer that died; eviction scans remove them.
@@ -82,8 +83,26 @@ bool read_all(int fd, char* data, size_t size) {
   return true;
 }
 
-// mkdir that treats "already exists" as success (other processes create the same shards).
-bool make_dir(const fs::path& path) { return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST; }
+// mkdir that treats "already exists" as success (other processes create the same shards). A new
+// directory gets exactly `mode` (chmod after mkdir, so the umask cannot take group bits away).
+bool make_dir(const fs::path& path, mode_t mode) {
+  if (::mkdir(path.c_str(), mode) == 0) {
+    ::chmod(path.c_str(), mode);
+    return true;
+  }
+  return errno == EEXIST;
+}
+
+// Creates `path` and its missing parents, each with `mode`.
+bool make_dirs_with_mode(const fs::path& path, mode_t mode) {
+  fs::path prefix;
+  for (const fs::path& part : path) {
+    prefix /= part;
+    if (prefix == prefix.root_path()) continue;
+    if (!make_dir(prefix, mode)) return false;
+  }
+  return true;
+}
 
 bool is_entry_name(std::string_view name) {
   return name.size() == 30 + kEntrySuffix.size() && name.ends_with(kEntrySuffix);
@@ -131,10 +150,11 @@ bool older(const FileInfo& a, const FileInfo& b) {
 
 }  // namespace
 
-std::string encode_entry(const Key128& key, const Payload& payload) {
-  std::string file(kDiskHeaderBytes + payload.size_bytes(), '\0');
+std::string encode_entry(const Key128& key, const Payload& payload, const EntrySigner* signer) {
+  const size_t unsigned_size = kDiskHeaderBytes + payload.size_bytes();
+  std::string file(unsigned_size + (signer != nullptr ? EntrySigner::kTagBytes : 0), '\0');
   char* header = file.data();
-  std::memcpy(header, kMagic, 4);
+  std::memcpy(header, signer != nullptr ? kSignedMagic : kMagic, 4);
   put_u32(header + 4, kDiskFormatVersion);
   unsigned char key_bytes[16];
   key.to_bytes(key_bytes);
@@ -150,15 +170,35 @@ std::string encode_entry(const Key128& key, const Payload& payload) {
   if (!payload.meta.empty()) std::memcpy(body, payload.meta.data(), payload.meta.size());
   put_u64(header + 48, XXH3_64bits(header + kDiskHeaderBytes, payload.size_bytes()));
   put_u64(header + 56, XXH3_64bits(header, 56));
+  if (signer != nullptr) {
+    const EntrySigner::Tag tag = signer->tag(std::span<const char>(file.data(), unsigned_size));
+    std::memcpy(file.data() + unsigned_size, tag.data(), tag.size());
+  }
   return file;
 }
 
-Result<Payload> decode_entry(const Key128& key, std::span<const char> file) {
-  if (file.size() < kDiskHeaderBytes)
+Result<Payload> decode_entry(const Key128& key, std::span<const char> file,
+                             const EntrySigner* signer) {
+  const size_t tag_bytes = signer != nullptr ? EntrySigner::kTagBytes : 0;
+  if (file.size() < kDiskHeaderBytes + tag_bytes)
     return bad_entry("file of " + std::to_string(file.size()) + " bytes is shorter than the " +
-                     std::to_string(kDiskHeaderBytes) + "-byte header");
+                     std::to_string(kDiskHeaderBytes) + "-byte header" +
+                     (signer != nullptr ? " and the 32-byte signature" : ""));
   const char* header = file.data();
-  if (std::memcmp(header, kMagic, 4) != 0) return bad_entry("magic is not TMJC");
+  if (signer != nullptr) {
+    if (std::memcmp(header, kMagic, 4) == 0)
+      return bad_entry("entry is not signed, and TMEMJIT_REMOTE_CACHE_SECRET is set");
+    if (std::memcmp(header, kSignedMagic, 4) != 0) return bad_entry("magic is not TMJS");
+    // The signature first: nothing else of an entry this process did not sign is looked at.
+    const size_t signed_bytes = file.size() - tag_bytes;
+    if (!signer->verify(file.first(signed_bytes), file.subspan(signed_bytes)))
+      return bad_entry("signature does not verify under TMEMJIT_REMOTE_CACHE_SECRET");
+    file = file.first(signed_bytes);
+  } else if (std::memcmp(header, kMagic, 4) != 0) {
+    if (std::memcmp(header, kSignedMagic, 4) == 0)
+      return bad_entry("entry is signed, and TMEMJIT_REMOTE_CACHE_SECRET is not set");
+    return bad_entry("magic is not TMJC");
+  }
   if (const uint32_t version = get_u32(header + 4); version != kDiskFormatVersion)
     return bad_entry("format version " + std::to_string(version) + ", expected " +
                      std::to_string(kDiskFormatVersion));
@@ -184,10 +224,32 @@ Result<Payload> decode_entry(const Key128& key, std::span<const char> file) {
   return payload;
 }
 
-DiskCache::DiskCache(fs::path root, uint64_t max_bytes)
+std::optional<std::string> others_can_write(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return dir.string() + " belongs to another user (uid " + std::to_string(st.st_uid) + ")";
+  if ((st.st_mode & S_IWOTH) != 0)
+    return dir.string() + " is writable by every user (mode " + mode + ")";
+  if ((st.st_mode & S_IWGRP) != 0)
+    return dir.string() + " is writable by its group (mode " + mode + ")";
+  return std::nullopt;
+}
+
+DiskCache::DiskCache(fs::path root, uint64_t max_bytes, std::shared_ptr<const EntrySigner> signer)
     : root_(std::move(root)),
       version_dir_(root_ / ("v" + std::to_string(kDiskFormatVersion))),
-      max_bytes_(max_bytes) {}
+      max_bytes_(max_bytes),
+      signer_(std::move(signer)) {
+  struct stat st {};
+  if (::stat(root_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    // Files are readable where the root is; a shared root's group shares the new directories.
+    file_mode_ = 0600 | (st.st_mode & 0044);
+    if (others_can_write(root_)) dir_mode_ = st.st_mode & 0777;
+  }
+}
 
 fs::path DiskCache::entry_path(const Key128& key) const {
   const std::string hex = key.hex();
@@ -205,15 +267,7 @@ std::optional<Payload> DiskCache::read(const Key128& key, ReadStatus* status) {
     return std::nullopt;
   }
   struct stat st {};
-  std::vector<char> file;
-  bool readable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                  static_cast<uint64_t>(st.st_size) <= kMaxEntryBytes;
-  if (readable) {
-    file.resize(static_cast<size_t>(st.st_size));
-    readable = read_all(fd, file.data(), file.size());
-  }
-  Result<Payload> decoded =
-      readable ? decode_entry(key, file) : Result<Payload>(bad_entry("unreadable"));
+  Result<Payload> decoded = read_open(fd, key, &st);
   if (!decoded.ok()) {
     // Remove the bad file, unless another process has already renamed a fresh one over it.
     struct stat now {};
@@ -239,28 +293,62 @@ void DiskCache::fail_writes(const std::string& what, int error_number) {
 
 void DiskCache::reset_warning_for_testing() noexcept { g_warned.store(false); }
 
+Result<Payload> DiskCache::read_open(int fd, const Key128& key, struct stat* st) const {
+  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
+      static_cast<uint64_t>(st->st_size) > kMaxEntryBytes)
+    return bad_entry("unreadable");
+  // Without a signature, only this user's files are trusted: another user's was planted.
+  if (!signer_ && st->st_uid != ::geteuid() && st->st_uid != 0)
+    return bad_entry("file belongs to another user (uid " + std::to_string(st->st_uid) + ")");
+  std::vector<char> file(static_cast<size_t>(st->st_size));
+  if (!read_all(fd, file.data(), file.size())) return bad_entry("unreadable");
+  return decode_entry(key, file, signer_.get());
+}
+
+Result<Payload> DiskCache::peek(const Key128& key) const {
+  const fs::path path = entry_path(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Error(ErrorCode::kIo,
+                 "cannot open cache entry " + path.string() + ": " + std::strerror(errno));
+  struct stat st {};
+  Result<Payload> decoded = read_open(fd, key, &st);
+  ::close(fd);
+  return decoded;
+}
+
+std::vector<Key128> DiskCache::keys() const {
+  std::vector<Key128> keys;
+  for (const FileInfo& file : scan(version_dir_, nullptr)) {
+    const std::string name = file.path.filename().string();
+    const std::string hex = file.path.parent_path().filename().string() +
+                            name.substr(0, name.size() - kEntrySuffix.size());
+    if (std::optional<Key128> key = Key128::parse_hex(hex)) keys.push_back(*key);
+  }
+  return keys;
+}
+
 DiskCache::WriteOutcome DiskCache::write(const Key128& key, const Payload& payload) {
   WriteOutcome outcome;
   if (!writable()) return outcome;
   const fs::path path = entry_path(key);
   const fs::path shard = path.parent_path();
-  if (!make_dir(shard)) {
-    // First write under this root: create the parents, then the shard.
-    std::error_code ec;
-    fs::create_directories(version_dir_, ec);
-    if (!make_dir(shard)) {
+  if (!make_dir(shard, dir_mode_)) {
+    // First write under this root: create the missing parents (private), then the shard.
+    if (!make_dirs_with_mode(root_, 0700) || !make_dir(version_dir_, dir_mode_) ||
+        !make_dir(shard, dir_mode_)) {
       fail_writes("creating " + shard.string(), errno);
       return outcome;
     }
   }
-  const std::string file = encode_entry(key, payload);
+  const std::string file = encode_entry(key, payload, signer_.get());
   std::string temp = path.string() + std::string(kTempMarker) + "XXXXXX";
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) {
     fail_writes("creating a file in " + shard.string(), errno);
     return outcome;
   }
-  bool ok = ::fchmod(fd, 0644) == 0 && write_all(fd, file.data(), file.size());
+  bool ok = ::fchmod(fd, file_mode_) == 0 && write_all(fd, file.data(), file.size());
   int error_number = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;

@@ -1,4 +1,5 @@
-// ModuleCache: the process-wide cache of compiled modules, memory over disk, with counters.
+// ModuleCache: the process-wide cache of compiled modules, memory over disk over a remote server,
+// with counters.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include "runtime/cache/disk.h"
 #include "runtime/cache/memory.h"
 #include "runtime/cache/payload.h"
+#include "runtime/cache/remote.h"
 #include "runtime/support/hash.h"
 #include "tmem/cache.h"
 #include "tmem/result.h"
@@ -39,12 +41,16 @@ class ModuleCache {
     kDiskHit,    // the disk cache
     kCompiled,   // compile() ran (successfully or not)
     kUncached,   // the cache is off: compile() ran
+    kRemoteHit,  // the remote cache (then written to disk and kept in memory)
   };
 
   // The payload for `key`: from memory (a hit: one shared lock, no allocation), else from disk,
-  // else from `compile()`, which then goes to memory and disk. Concurrent callers of one key share
-  // one compile; different keys compile in parallel. A failed compile is not cached. `lookup`,
-  // when given, says where the answer came from.
+  // else from the remote server, else from `compile()`, which then goes to memory, disk and the
+  // remote server. Concurrent callers of one key share one compile; different keys compile in
+  // parallel; across processes, a compile lock on the server lets one compile while the others
+  // wait for its entry (bounded by remote_lock_wait_ms, then they compile themselves). A failed
+  // compile is not cached. A remote fault never fails a lookup: it falls back to compiling here.
+  // `lookup`, when given, says where the answer came from.
   template <class F>
   Result<Ptr> get_or_compile(const Key128& key, F&& compile, Lookup* lookup = nullptr) {
     if (enabled_.load(std::memory_order_acquire)) {
@@ -70,20 +76,44 @@ class ModuleCache {
   CacheStats stats() const;
   void reset_stats();
   Status clear(bool disk);
-  // The disk cache in use, or null (off, or no directory).
+  // The disk cache in use, or null (off, no directory, or one other users can write while no
+  // secret is set: disk_note() says which).
   std::shared_ptr<DiskCache> disk() const;
+  std::string disk_note() const;
+  // The remote tier in use, or null (none configured, not built in, a bad URL: remote_note()).
+  std::shared_ptr<RemoteCache> remote() const;
+  std::string remote_note() const;
+
+  // The process-wide warning latches of the tiers' configuration, for tests.
+  static void reset_warnings_for_testing() noexcept;
 
  private:
+  // The tiers below memory, built from options_ on first use after configure() (so that only the
+  // options in effect when a lookup happens can warn).
+  struct Tiers {
+    std::shared_ptr<const EntrySigner> signer;
+    std::shared_ptr<DiskCache> disk;
+    std::shared_ptr<RemoteCache> remote;
+    std::string disk_note;    // why there is no disk tier, when one was asked for
+    std::string remote_note;  // why there is no remote tier, when one was asked for
+  };
+  class RemoteLock;
+
+  std::shared_ptr<const Tiers> tiers() const;
+  static std::shared_ptr<const Tiers> build_tiers(const CacheOptions& options);
   Result<Ptr> get_or_compile_slow(const Key128& key, const Compile& compile, Lookup* lookup);
   Result<Payload> timed_compile(const Compile& compile);
+  std::optional<Payload> remote_lookup(RemoteCache& remote, const Key128& key, RemoteLock* lock,
+                                       bool* reached, bool* rejected);
+  bool counted(const RemoteCache::Fetched& fetched, bool* rejected);
 
   MemoryCache memory_;
   std::atomic<bool> enabled_{true};
   std::atomic<uint64_t> generation_{0};
 
-  mutable std::shared_mutex config_mutex_;  // guards options_ and disk_
+  mutable std::shared_mutex config_mutex_;  // guards options_ and tiers_
   CacheOptions options_;
-  std::shared_ptr<DiskCache> disk_;
+  mutable std::shared_ptr<const Tiers> tiers_;  // null until first use after configure()
 
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};
@@ -91,6 +121,12 @@ class ModuleCache {
   std::atomic<uint64_t> disk_writes_{0};
   std::atomic<uint64_t> evictions_{0};
   std::atomic<uint64_t> compile_ns_{0};
+  std::atomic<uint64_t> remote_hits_{0};
+  std::atomic<uint64_t> remote_misses_{0};
+  std::atomic<uint64_t> remote_writes_{0};
+  std::atomic<uint64_t> remote_errors_{0};
+  std::atomic<uint64_t> remote_rejected_{0};
+  std::atomic<uint64_t> remote_lock_waits_{0};
 };
 
 // The cache behind tmem::compile_transfer and the tmem::cache_* functions; configured from the

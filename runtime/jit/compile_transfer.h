@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
 #include "runtime/support/hash.h"
 #include "tmem/jit.h"
@@ -26,10 +27,6 @@ Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions
 // asked. Each answer is computed once per process.
 const std::string& compiler_version(Backend backend);
 
-// libtmemjit's GNU build ID as "build-id <hex>" (without one: "file <path> <size> <mtime>"), part
-// of every compile_transfer key. Computed once per process.
-const std::string& library_build_id();
-
 // What one compile_transfer call did.
 struct TransferCompileReport {
   ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
@@ -38,7 +35,7 @@ struct TransferCompileReport {
   double compile_ms = 0;  // the compile this call ran (check, build, print, compiler); else 0
   std::string log;        // the compiler's log kept with the entry (also after a disk hit)
 };
-// "memory hit", "disk hit", "miss", "off".
+// "memory hit", "disk hit", "remote hit", "miss", "off".
 std::string_view to_string(ModuleCache::Lookup lookup) noexcept;
 
 // compile_transfer, filling `report` (which may be null).

@@ -1,0 +1,253 @@
+// tmemjit warmup: precompiles a list of specs (one JSON object per line) into the cache tiers, so
+// that an application's first calls are hits (DESIGN.md §9, docs/cache.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "tmem/cache.h"
+#include "tmem/jit.h"
+#include "tools/cli.h"
+
+namespace tmemjit_cli {
+namespace {
+
+constexpr const char* kKinds = "roundtrip, store, load, fill";
+// A spec is a few hundred bytes (tools/spec_args.cc refuses a --spec file over 1 MiB); so is a
+// line.
+constexpr size_t kMaxLineBytes = size_t{1} << 20;
+
+// What --kernel, --target and --backend set for every line.
+struct Defaults {
+  tmem::CompileOptions options;
+  tmem::KernelKind kind = tmem::KernelKind::kRoundtrip;
+};
+
+// One line of the list that names a spec.
+struct Item {
+  size_t line = 0;
+  tmem::TransferSpec spec;
+  tmem::CompileOptions options;
+  tmem::KernelKind kind = tmem::KernelKind::kRoundtrip;
+};
+
+struct LineError {
+  size_t line = 0;
+  tmem::Error error;
+};
+
+// A line: the spec's JSON keys (tmem/transfer.h), plus optional "kernel" and "target" that override
+// --kernel and --target for that line.
+tmem::Result<Item> parse_line(const std::string& text, size_t line, const Defaults& defaults) {
+  nlohmann::json object = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded() || !object.is_object())
+    return tmem::Error(tmem::ErrorCode::kParse, "not a JSON object");
+  Defaults these = defaults;
+  if (auto it = object.find("kernel"); it != object.end()) {
+    if (!it->is_string())
+      return tmem::Error(tmem::ErrorCode::kParse, "\"kernel\" must be a string");
+    auto kind = tmem::parse_kernel_kind(it->get<std::string>());
+    if (!kind) return kind.error();
+    these.kind = *kind;
+    object.erase(it);
+  }
+  if (auto it = object.find("target"); it != object.end()) {
+    if (!it->is_string())
+      return tmem::Error(tmem::ErrorCode::kParse, "\"target\" must be a string");
+    auto target = tmem::parse_target(it->get<std::string>());
+    if (!target) return target.error();
+    these.options.target = *target;
+    object.erase(it);
+  }
+  auto spec = tmem::TransferSpec::from_json(object.dump());
+  if (!spec) return spec.error();
+  return Item{line, std::move(spec).value(), these.options, these.kind};
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  if (seconds < 60)
+    std::snprintf(text, sizeof text, "%.1f s", seconds);
+  else
+    std::snprintf(text, sizeof text, "%d min %02d s", static_cast<int>(seconds) / 60,
+                  static_cast<int>(seconds) % 60);
+  return text;
+}
+
+// "\r[ 37/120] 12.3 specs/s, 7.2 s left" on a terminal, at most ten times a second.
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), on_(::isatty(STDERR_FILENO) == 1) {}
+  void done_one() {
+    const size_t done = ++done_;
+    if (!on_) return;
+    const auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    if (done != total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    const double left = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
+    std::fprintf(stderr, "\r[%*zu/%zu] %.1f specs/s, %s left   ", digits(), done, total_, rate,
+                 seconds_text(left).c_str());
+    if (done == total_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  int digits() const { return static_cast<int>(std::to_string(total_).size()); }
+
+  size_t total_;
+  bool on_;
+  std::atomic<size_t> done_{0};
+  std::mutex mutex_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_{};
+};
+
+}  // namespace
+
+int cmd_warmup(const std::vector<std::string>& argv) {
+  auto args = parse_args(argv, with_cache_options({{"--specs", true},
+                                                   {"--kernel", true},
+                                                   {"--target", true},
+                                                   {"--backend", true},
+                                                   {"--jobs", true},
+                                                   {"--json", false}}));
+  if (!args) return report(args.error(), false);
+  const bool json = args->json();
+  auto usage = [&](const std::string& message) {
+    return report(tmem::Error(tmem::ErrorCode::kUsage, message), json);
+  };
+  if (!args->positional().empty())
+    return usage("unexpected argument '" + args->positional()[0] +
+                 "'; usage: tmemjit warmup --specs FILE.jsonl [--kernel K] [--target T]");
+  const std::optional<std::string> path = args->get("--specs");
+  if (!path) return usage("missing --specs FILE.jsonl (one JSON spec per line)");
+  if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
+
+  Defaults defaults;
+  if (auto kernel = args->get("--kernel")) {
+    auto kind = tmem::parse_kernel_kind(*kernel);
+    if (!kind)
+      return usage("warmup precompiles the cached harness kernels; --kernel '" + *kernel +
+                   "' is not one of " + kKinds);
+    defaults.kind = *kind;
+  }
+  if (auto target = args->get("--target")) {
+    auto parsed = tmem::parse_target(*target);
+    if (!parsed) return report(parsed.error(), json);
+    defaults.options.target = *parsed;
+  }
+  if (auto backend = args->get("--backend")) {
+    auto parsed = tmem::parse_backend(*backend);
+    if (!parsed) return report(parsed.error(), json);
+    defaults.options.backend = *parsed;
+  }
+  size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (auto text = args->get("--jobs")) {
+    const bool digits =
+        !text->empty() && text->size() <= 4 &&
+        std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoul(*text) == 0) return usage("--jobs takes a positive number");
+    jobs = std::stoul(*text);
+  }
+
+  std::ifstream in(*path, std::ios::binary);
+  if (!in) return usage("cannot read spec list '" + *path + "'");
+  std::vector<Item> items;
+  std::vector<LineError> errors;
+  std::string text;
+  for (size_t line = 1; std::getline(in, text); ++line) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    const size_t first = text.find_first_not_of(" \t");
+    if (first == std::string::npos || text[first] == '#') continue;  // blank lines and comments
+    if (text.size() > kMaxLineBytes) {
+      errors.push_back({line, tmem::Error(tmem::ErrorCode::kLimit, "line is longer than 1 MiB")});
+      continue;
+    }
+    tmem::Result<Item> item = parse_line(text, line, defaults);
+    if (item)
+      items.push_back(std::move(item).value());
+    else
+      errors.push_back({line, item.error()});
+  }
+  if (in.bad()) return usage("cannot read spec list '" + *path + "'");
+  const size_t specs = items.size() + errors.size();  // every line that is not blank or a comment
+
+  // Compile on `jobs` threads; each key compiles once (compile_transfer), across processes too.
+  const tmem::CacheStats before = tmem::cache_stats();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::optional<tmem::Error>> failed(items.size());
+  std::atomic<size_t> next{0};
+  Progress progress(items.size());
+  auto work = [&] {
+    for (size_t i = next++; i < items.size(); i = next++) {
+      auto kernel = tmem::compile_transfer(items[i].spec, items[i].options, items[i].kind);
+      if (!kernel) failed[i] = kernel.error();
+      progress.done_one();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(jobs, items.size()); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const tmem::CacheStats after = tmem::cache_stats();
+
+  for (size_t i = 0; i < items.size(); ++i)
+    if (failed[i]) errors.push_back({items[i].line, *failed[i]});
+  std::sort(errors.begin(), errors.end(),
+            [](const LineError& a, const LineError& b) { return a.line < b.line; });
+  const uint64_t compiled = after.misses - before.misses;
+  const uint64_t memory_hits = after.hits - before.hits;
+  const uint64_t disk_hits = after.disk_hits - before.disk_hits;
+  const uint64_t remote_hits = after.remote_hits - before.remote_hits;
+
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const LineError& e : errors)
+      list.push_back({{"line", e.line},
+                      {"code", tmem::to_string(e.error.code())},
+                      {"message", e.error.message()}});
+    nlohmann::json out = {{"ok", errors.empty()},
+                          {"file", *path},
+                          {"specs", specs},
+                          {"compiled", compiled},
+                          {"memory_hits", memory_hits},
+                          {"disk_hits", disk_hits},
+                          {"remote_hits", remote_hits},
+                          {"remote_lock_waits", after.remote_lock_waits - before.remote_lock_waits},
+                          {"remote_errors", after.remote_errors - before.remote_errors},
+                          {"remote_rejected", after.remote_rejected - before.remote_rejected},
+                          {"failed", errors.size()},
+                          {"errors", list},
+                          {"seconds", seconds}};
+    if (!errors.empty())
+      out["error"] = {{"code", tmem::to_string(errors.front().error.code())},
+                      {"message", *path + ":" + std::to_string(errors.front().line) + ": " +
+                                      errors.front().error.message()}};
+    print_json(out);
+  } else {
+    for (const LineError& e : errors)
+      std::cerr << *path << ":" << e.line << ": error: " << tmem::to_string(e.error.code()) << ": "
+                << e.error.message() << "\n";
+    std::cout << "warmed up " << specs << " specs from " << *path << " in " << seconds_text(seconds)
+              << ": " << compiled << " compiled, " << memory_hits << " memory hits, " << disk_hits
+              << " disk hits, " << remote_hits << " remote hits";
+    if (!errors.empty()) std::cout << "; " << errors.size() << " failed";
+    std::cout << "\n";
+  }
+  return errors.empty() ? kExitOk : exit_code(errors.front().error);
+}
+
+}  // namespace tmemjit_cli
