@@ -79,6 +79,8 @@ int report(const tmem::Error& error, bool json, const nlohmann::json& extra) {
                               {{"code", tmem::to_string(error.code())},
                                {"message", error.message()},
                                {"details", details}}}};
+    if (error.rule() != tmem::Rule::kNone)
+      object["error"]["rule"] = std::string(tmem::to_string(error.rule()));
     object.update(extra);
     print_json(object);
   }

@@ -32,8 +32,7 @@ extern "C" __global__ void __launch_bounds__(128)
     for (int s = 0; s < acc_store_regs; ++s) {
       int index[2];
       acc_store_coord(thread, s, index);
-      regs[s] = index[0] < 0 ? 0.0f
-                             : tile_acc[index[0] * columns + j * chunk_columns + index[1]];
+      regs[s] = index[0] < 0 ? 0.0f : tile_acc[index[0] * columns + j * chunk_columns + index[1]];
     }
     acc_store(tmem_base, regs, j * chunk_columns);
   }

@@ -71,6 +71,12 @@ nb::dict stats_dict() {
   d["misses"] = s.misses;
   d["disk_hits"] = s.disk_hits;
   d["disk_writes"] = s.disk_writes;
+  d["remote_hits"] = s.remote_hits;
+  d["remote_misses"] = s.remote_misses;
+  d["remote_writes"] = s.remote_writes;
+  d["remote_errors"] = s.remote_errors;
+  d["remote_rejected"] = s.remote_rejected;
+  d["remote_lock_waits"] = s.remote_lock_waits;
   d["evictions"] = s.evictions;
   d["compile_ms"] = s.compile_ms;
   d["bytes"] = s.bytes;

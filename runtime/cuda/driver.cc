@@ -517,8 +517,9 @@ Status DeviceBuffer::fill(unsigned char value) {
 Status copy_to_device(uint64_t address, const void* host, size_t bytes) {
   Result<Driver*> opened = usable();
   if (!opened.ok()) return std::move(opened).error();
-  if (auto error = failed(**opened, "cuMemcpyHtoD",
-                          (*opened)->api.memcpy_htod(static_cast<CUdeviceptr>(address), host, bytes)))
+  if (auto error =
+          failed(**opened, "cuMemcpyHtoD",
+                 (*opened)->api.memcpy_htod(static_cast<CUdeviceptr>(address), host, bytes)))
     return *error;
   return std::monostate{};
 }
@@ -526,8 +527,9 @@ Status copy_to_device(uint64_t address, const void* host, size_t bytes) {
 Status copy_from_device(void* host, uint64_t address, size_t bytes) {
   Result<Driver*> opened = usable();
   if (!opened.ok()) return std::move(opened).error();
-  if (auto error = failed(**opened, "cuMemcpyDtoH",
-                          (*opened)->api.memcpy_dtoh(host, static_cast<CUdeviceptr>(address), bytes)))
+  if (auto error =
+          failed(**opened, "cuMemcpyDtoH",
+                 (*opened)->api.memcpy_dtoh(host, static_cast<CUdeviceptr>(address), bytes)))
     return *error;
   return std::monostate{};
 }
@@ -535,8 +537,9 @@ Status copy_from_device(void* host, uint64_t address, size_t bytes) {
 Status fill_device(uint64_t address, unsigned char value, size_t bytes) {
   Result<Driver*> opened = usable();
   if (!opened.ok()) return std::move(opened).error();
-  if (auto error = failed(**opened, "cuMemsetD8",
-                          (*opened)->api.memset_d8(static_cast<CUdeviceptr>(address), value, bytes)))
+  if (auto error =
+          failed(**opened, "cuMemsetD8",
+                 (*opened)->api.memset_d8(static_cast<CUdeviceptr>(address), value, bytes)))
     return *error;
   return std::monostate{};
 }

@@ -15,12 +15,14 @@ Result<Target> target_for(const driver::DeviceInfo& info) {
   for (bool family : {false, true})
     for (Target target : all_targets())
       if (is_family_target(target) == family && runs_on(target, cc)) return target;
-  return Error(
-      ErrorCode::kTarget, "needs compute capability 10.x, found " + driver::cc_to_string(cc),
-      "device " + std::to_string(info.ordinal) + " (" + info.name +
-          ") has no tcgen05; tcgen05 targets: sm_100a and sm_100f (10.0), sm_103a and sm_103f "
-          "(10.3), sm_110a and sm_110f (11.0); `tmemjit run --device emu` runs the emulation on "
-          "any GPU of compute capability 9.0 or later")
+  return Error(ErrorCode::kTarget,
+               "needs compute capability 10.x, found " + driver::cc_to_string(cc),
+               "device " + std::to_string(info.ordinal) + " (" + info.name +
+                   ") has no tcgen05; tcgen05 targets: sm_100a and sm_100f (10.0), sm_103a and "
+                   "sm_103f "
+                   "(10.3), sm_110a and sm_110f (11.0); `tmemjit run --device emu` runs the "
+                   "emulation on "
+                   "any GPU of compute capability 9.0 or later")
       .set_device_fault(DeviceFault::kWrongComputeCapability);
 }
 

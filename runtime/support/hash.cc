@@ -148,8 +148,6 @@ void WordHasher::add(uint64_t word) noexcept {
   XXH3_64bits_update(state(state_), bytes, sizeof bytes);
 }
 
-uint64_t WordHasher::finish() const noexcept {
-  return XXH3_64bits_digest(state(state_));
-}
+uint64_t WordHasher::finish() const noexcept { return XXH3_64bits_digest(state(state_)); }
 
 }  // namespace tmem

@@ -82,7 +82,7 @@ TEST(CliCache, SecondProcessGetsADiskHit) {
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_NE(second.err.find("cache: disk hit"), std::string::npos) << second.err;
   const nlohmann::json b = nlohmann::json::parse(second.out);
-  EXPECT_EQ(b["cache"], "disk hit");
+  EXPECT_EQ(b["cache"], "disk");
   EXPECT_EQ(b["key"], a["key"]);
   EXPECT_EQ(b["cubin_bytes"], a["cubin_bytes"]);
   EXPECT_EQ(b["compile_ms"].get<double>(), 0.0);

@@ -65,4 +65,18 @@ TEST(CliCheck, UsageErrors) {
   EXPECT_EQ(j["error"]["code"], "parse");
 }
 
+TEST(CliCheck, ARuleErrorNamesItsRuleInJson) {
+  // Lane 32 of warp 0's slab belongs to warp 1: the placement (slab) rule, as data for scripts.
+  auto r = run_cli("check", "--op", "tcgen05.ld.sync.aligned.32x32b.x1.b32", "--scope", "warp:0",
+                   "--tmem", "tensor((32,1), S[(32,1):(1@TLane,1@TCol)] + 32@TLane, f32)", "--regs",
+                   "tensor((32,1), S[(32,1):(1@laneid,1)], f32)", "--json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["error"]["code"], "rule");
+  ASSERT_TRUE(j["error"].contains("rule")) << r.out;
+  EXPECT_NE(j["error"]["rule"], "");
+  auto parse_error = run_cli("check", "--spec", "/nonexistent/spec.json", "--json");
+  EXPECT_FALSE(nlohmann::json::parse(parse_error.out)["error"].contains("rule"));
+}
+
 }  // namespace
