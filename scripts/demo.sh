@@ -64,5 +64,16 @@ split=(--op tcgen05.ld.sync.aligned.16x32bx2.x4.b32 --scope warpgroup
 "$tmemjit" check "${split[@]}"
 "$tmemjit" run "${split[@]}" --cache-dir "$out/cache" | tail -n 1
 echo
+echo "== 8. specialize a user's own kernel: the GEMM epilogue of examples/epilogue for a layout chosen at"
+echo "   run time (Layout D by 32x32b.x32, then Layout F by 16x256b.x8: same registers per thread, so"
+echo "   the second reuses the CUDA front end and pays only the back end)"
+for layout in d_x32 f_16x256b; do
+  stage "specialize $layout" "$tmemjit" specialize "$TMEMJIT_ROOT/examples/epilogue/epilogue.cu" \
+    --transfer acc_load="$TMEMJIT_ROOT/examples/epilogue/layouts/${layout}_ld.json" \
+    --transfer acc_store="$TMEMJIT_ROOT/examples/epilogue/layouts/${layout}_st.json" \
+    --no-wait --column-arg -o "$out/epilogue_$layout.cubin" --cache-dir "$out/cache"
+done
+echo "   (examples/epilogue runs such kernels: on Blackwell, by emulation on Hopper, else it says why not)"
+echo
 # The main job's verdict: the Layout B round trip's own PASS line from step 5.
 grep '^PASS:' "$out/run.txt" | sed 's/^PASS:/PASS: seed Layout B round trip,/'

@@ -143,7 +143,11 @@ class Interpreter {
     if (thread >= 0)
       details +=
           ", thread " + std::to_string(thread) + " (lane " + std::to_string(thread % 32) + ")";
-    throw Error(code, message, details).set_rule(rule_of(rule));
+    Error error(code, message, details);
+    // What the simulator could not execute, as data for callers (the emulation suite).
+    if (code == ErrorCode::kInternal && instr >= 0)
+      error.add_detail("instruction", mnemonic(instr));
+    throw error.set_rule(rule_of(rule));
   }
   // The TCGEN05.md id a citation starts with ("R31, PTX ISA §9.7.16.8.5" is R31).
   static Rule rule_of(std::string_view citation) {

@@ -61,8 +61,10 @@ bool ptxas_accepts(const Form& form) {
   tmem::CompileOptions options;
   options.backend = tmem::Backend::kPtxas;
   auto result = tmem::compile_ptx(kernel_with(form), options);
-  if (!result.ok() && result.error().message().find("ptxas") == std::string::npos &&
-      result.error().message().find("compile") == std::string::npos)
+  // A verdict is ptxas's own refusal (kToolchain with its log), not a failure to run it.
+  if (!result.ok() &&
+      !(result.error().code() == tmem::ErrorCode::kToolchain &&
+        result.error().detail("backend") == "ptxas" && result.error().has_detail("log")))
     ADD_FAILURE() << "not a compile verdict: " << result.error().full_text();
   return result.ok();
 }
