@@ -12,7 +12,10 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <sstream>
+#include <variant>
+#include <vector>
 
 #include "runtime/compile/sass.h"
 #include "runtime/cuda/driver.h"
@@ -154,53 +157,90 @@ std::string nvjitlink_logs(const nvjitlink::Api& api, nvJitLinkHandle handle, bo
 // nvJitLink 13.0 keeps one buffer per nvJitLinkAddData past nvJitLinkDestroy (docs/reliability.md).
 // The entry point tail-jumps into unnamed code, so this call gets a frame of its own for
 // tests/sanitizers/lsan.supp to name: a handle we forget to destroy (allocated under create)
-// still reports.
+// still reports. (The frame's name predates LTO inputs; the suppression names it.)
 [[gnu::noinline]]
 #if defined(__clang__)
 [[clang::disable_tail_calls]]
 #endif
 nvJitLinkResult
-nvjitlink_add_ptx(const nvjitlink::Api& api, nvJitLinkHandle handle, const std::string& ptx) {
-  return api.add_data(handle, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "tmemjit.ptx");
+nvjitlink_add_ptx(const nvjitlink::Api& api, nvJitLinkHandle handle, nvJitLinkInputType type,
+                  std::span<const char> bytes, const char* name) {
+  return api.add_data(handle, type, bytes.data(), bytes.size(), name);
 }
 
-Result<CompiledModule> nvjitlink_compile(const std::string& ptx, const CompileOptions& options) {
-  const std::vector<std::string> opts = backend_options(Backend::kNvJitLink, options);
+// One nvJitLink session: create with `options`, add `inputs`, complete, and take the linked
+// cubin (`want_ptx` false) or PTX. Both compile_ptx's nvJitLink backend and the LTO link of
+// compile_kernel go through here, so handle ownership and log handling live in one place.
+struct LinkInput {
+  nvJitLinkInputType type;
+  std::span<const char> bytes;
+  std::string name;
+};
+struct LinkOutput {
+  std::vector<char> bytes;
+  std::string info_log;
+};
+struct LinkFailure {
+  std::string stage;
+  std::string reason;
+  std::string log;
+};
+using LinkResult = std::variant<LinkOutput, LinkFailure>;
+
+LinkResult nvjitlink_run(const std::vector<std::string>& options,
+                         const std::vector<LinkInput>& inputs, bool want_ptx) {
   Result<const nvjitlink::Api*> loaded = nvjitlink::api();
-  if (!loaded)  // compile_ptx never gets here (resolve_backend picks ptxas then); kept for safety
-    return toolchain_error("nvjitlink", loaded.error().message(), Backend::kNvJitLink, opts, "",
-                           ptx);
+  if (!loaded) return LinkFailure{"nvjitlink", loaded.error().message(), ""};
   const nvjitlink::Api& api = **loaded;
   std::vector<const char*> argv;
-  for (const std::string& o : opts) argv.push_back(o.c_str());
-  const auto start = Clock::now();
+  for (const std::string& o : options) argv.push_back(o.c_str());
   std::unique_ptr<nvJitLinkHandle, LinkHandleDeleter> handle(new nvJitLinkHandle{},
                                                              LinkHandleDeleter{&api});
   nvJitLinkResult r = api.create(handle.get(), static_cast<uint32_t>(argv.size()), argv.data());
   if (r != NVJITLINK_SUCCESS) {
     // A failed create leaves no handle to destroy or to ask for a log.
     *handle = nullptr;
-    return toolchain_error("nvjitlink create", nvjitlink_result_name(r), Backend::kNvJitLink, opts,
-                           "", ptx);
+    return LinkFailure{"nvjitlink create", nvjitlink_result_name(r), ""};
   }
-  r = nvjitlink_add_ptx(api, *handle, ptx);
+  for (const LinkInput& input : inputs) {
+    r = nvjitlink_add_ptx(api, *handle, input.type, input.bytes, input.name.c_str());
+    if (r != NVJITLINK_SUCCESS) break;
+  }
   if (r == NVJITLINK_SUCCESS) r = api.complete(*handle);
-  const std::string info = nvjitlink_logs(api, *handle, false);
+  LinkOutput out;
+  out.info_log = nvjitlink_logs(api, *handle, false);
   if (r != NVJITLINK_SUCCESS) {
     std::string log = nvjitlink_logs(api, *handle, true);
-    if (!info.empty()) log += (log.empty() ? "" : "\n") + info;
-    return toolchain_error("nvjitlink link", nvjitlink_result_name(r), Backend::kNvJitLink, opts,
-                           log, ptx);
+    if (!out.info_log.empty()) log += (log.empty() ? "" : "\n") + out.info_log;
+    return LinkFailure{"nvjitlink link", nvjitlink_result_name(r), log};
   }
+  const char* what = want_ptx ? "no ptx" : "no cubin";
+  const std::string stage = want_ptx ? "nvjitlink get ptx" : "nvjitlink get cubin";
   size_t size = 0;
+  r = want_ptx ? api.get_linked_ptx_size(*handle, &size)
+               : api.get_linked_cubin_size(*handle, &size);
+  if (r != NVJITLINK_SUCCESS || size == 0) return LinkFailure{stage, what, out.info_log};
+  out.bytes.resize(size);
+  r = want_ptx ? api.get_linked_ptx(*handle, out.bytes.data())
+               : api.get_linked_cubin(*handle, out.bytes.data());
+  if (r != NVJITLINK_SUCCESS) return LinkFailure{stage, what, out.info_log};
+  return out;
+}
+
+Result<CompiledModule> nvjitlink_compile(const std::string& ptx, const CompileOptions& options) {
+  const std::vector<std::string> opts = backend_options(Backend::kNvJitLink, options);
+  const auto start = Clock::now();
+  LinkResult linked = nvjitlink_run(
+      opts, {{NVJITLINK_INPUT_PTX, std::span<const char>(ptx.data(), ptx.size()), "tmemjit.ptx"}},
+      /*want_ptx=*/false);
+  if (auto* failure = std::get_if<LinkFailure>(&linked))
+    return toolchain_error(failure->stage, failure->reason, Backend::kNvJitLink, opts, failure->log,
+                           ptx);
+  auto& out = std::get<LinkOutput>(linked);
   CompiledModule module;
-  if (api.get_linked_cubin_size(*handle, &size) != NVJITLINK_SUCCESS || size == 0)
-    return toolchain_error("nvjitlink get cubin", "no cubin", Backend::kNvJitLink, opts, info, ptx);
-  module.cubin.resize(size);
-  if (api.get_linked_cubin(*handle, module.cubin.data()) != NVJITLINK_SUCCESS)
-    return toolchain_error("nvjitlink get cubin", "no cubin", Backend::kNvJitLink, opts, info, ptx);
+  module.cubin = std::move(out.bytes);
   module.compile_ms = ms_since(start);
-  module.log = info;
+  module.log = std::move(out.info_log);
   return module;
 }
 
@@ -668,48 +708,28 @@ Result<LinkedPtx> link_lto_to_ptx(
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
   const std::vector<std::string> opts = {"-arch=" + std::string(to_string(options.target)), "-lto",
                                          "-ptx"};
-  auto fail = [&](const std::string& stage, const std::string& reason, const std::string& log) {
-    return Error(ErrorCode::kToolchain,
-                 stage + " failed: " + reason +
-                     (first_error_line(log).empty() ? std::string() : ": " + first_error_line(log)),
-                 std::vector<ErrorDetail>{{"backend", "nvjitlink"},
-                                          {"options", join(opts)},
-                                          {"log", log.empty() ? std::string("(empty)\n") : log}});
-  };
-  Result<const nvjitlink::Api*> loaded = nvjitlink::api();
-  if (!loaded) return fail("nvjitlink", loaded.error().message(), "");
-  const nvjitlink::Api& api = **loaded;
-  std::vector<const char*> argv;
-  for (const std::string& o : opts) argv.push_back(o.c_str());
+  std::vector<LinkInput> inputs;
+  for (const auto& [name, bytes] : modules) inputs.push_back({NVJITLINK_INPUT_LTOIR, bytes, name});
   const auto start = Clock::now();
-  std::unique_ptr<nvJitLinkHandle, LinkHandleDeleter> handle(new nvJitLinkHandle{},
-                                                             LinkHandleDeleter{&api});
-  nvJitLinkResult r = api.create(handle.get(), static_cast<uint32_t>(argv.size()), argv.data());
-  if (r != NVJITLINK_SUCCESS) {
-    *handle = nullptr;
-    return fail("nvjitlink create", nvjitlink_result_name(r), "");
+  LinkResult linked = nvjitlink_run(opts, inputs, /*want_ptx=*/true);
+  if (auto* failure = std::get_if<LinkFailure>(&linked)) {
+    const std::string first = first_error_line(failure->log);
+    const std::string stage =
+        failure->stage == "nvjitlink link" ? "nvjitlink lto link" : failure->stage;
+    return Error(ErrorCode::kToolchain,
+                 stage + " failed: " + failure->reason + (first.empty() ? "" : ": " + first),
+                 std::vector<ErrorDetail>{
+                     {"backend", "nvjitlink"},
+                     {"options", join(opts)},
+                     {"log", failure->log.empty() ? std::string("(empty)\n") : failure->log}});
   }
-  for (const auto& [name, bytes] : modules) {
-    r = api.add_data(*handle, NVJITLINK_INPUT_LTOIR, bytes.data(), bytes.size(), name.c_str());
-    if (r != NVJITLINK_SUCCESS) break;
-  }
-  if (r == NVJITLINK_SUCCESS) r = api.complete(*handle);
-  LinkedPtx out;
-  out.log = nvjitlink_logs(api, *handle, false);
-  if (r != NVJITLINK_SUCCESS) {
-    std::string log = nvjitlink_logs(api, *handle, true);
-    if (!out.log.empty()) log += (log.empty() ? "" : "\n") + out.log;
-    return fail("nvjitlink lto link", nvjitlink_result_name(r), log);
-  }
-  size_t size = 0;
-  if (api.get_linked_ptx_size(*handle, &size) != NVJITLINK_SUCCESS || size == 0)
-    return fail("nvjitlink get ptx", "no ptx", out.log);
-  out.ptx.resize(size);
-  if (api.get_linked_ptx(*handle, out.ptx.data()) != NVJITLINK_SUCCESS)
-    return fail("nvjitlink get ptx", "no ptx", out.log);
-  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
-  out.link_ms = ms_since(start);
-  return out;
+  auto& out = std::get<LinkOutput>(linked);
+  LinkedPtx result;
+  result.ptx.assign(out.bytes.begin(), out.bytes.end());
+  while (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
+  result.log = std::move(out.info_log);
+  result.link_ms = ms_since(start);
+  return result;
 }
 
 const ToolchainVersions& toolchain_versions() {
