@@ -157,14 +157,14 @@ std::string nvjitlink_logs(const nvjitlink::Api& api, nvJitLinkHandle handle, bo
 // nvJitLink 13.0 keeps one buffer per nvJitLinkAddData past nvJitLinkDestroy (docs/reliability.md).
 // The entry point tail-jumps into unnamed code, so this call gets a frame of its own for
 // tests/sanitizers/lsan.supp to name: a handle we forget to destroy (allocated under create)
-// still reports. (The frame's name predates LTO inputs; the suppression names it.)
+// still reports.
 [[gnu::noinline]]
 #if defined(__clang__)
 [[clang::disable_tail_calls]]
 #endif
 nvJitLinkResult
-nvjitlink_add_ptx(const nvjitlink::Api& api, nvJitLinkHandle handle, nvJitLinkInputType type,
-                  std::span<const char> bytes, const char* name) {
+nvjitlink_add_data(const nvjitlink::Api& api, nvJitLinkHandle handle, nvJitLinkInputType type,
+                   std::span<const char> bytes, const char* name) {
   return api.add_data(handle, type, bytes.data(), bytes.size(), name);
 }
 
@@ -203,7 +203,7 @@ LinkResult nvjitlink_run(const std::vector<std::string>& options,
     return LinkFailure{"nvjitlink create", nvjitlink_result_name(r), ""};
   }
   for (const LinkInput& input : inputs) {
-    r = nvjitlink_add_ptx(api, *handle, input.type, input.bytes, input.name.c_str());
+    r = nvjitlink_add_data(api, *handle, input.type, input.bytes, input.name.c_str());
     if (r != NVJITLINK_SUCCESS) break;
   }
   if (r == NVJITLINK_SUCCESS) r = api.complete(*handle);
