@@ -13,21 +13,18 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
+#include "common/read_file.h"
 #include "common/spec_fixtures.h"
 #include "runtime/cache/module_cache.h"
 
 namespace tmem {
 namespace {
+using testing::read_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
 using testing::test_key;
 using testing::test_payload;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

@@ -12,36 +12,16 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
+#include "common/scoped_env.h"
 #include "tmem/cache.h"
 
 namespace tmem {
 namespace {
+using testing::ScopedEnv;
 
 using testing::TempDir;
 using testing::test_key;
 using testing::test_payload;
-
-// Sets (or unsets, for null) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(ModuleCache, FirstCallMissesSecondHits) {
   TempDir dir;

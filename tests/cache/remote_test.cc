@@ -20,6 +20,8 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
+#include "common/read_file.h"
+#include "common/scoped_env.h"
 #include "common/spec_fixtures.h"
 #include "redis_server.h"
 #include "runtime/cache/module_cache.h"
@@ -27,6 +29,8 @@
 
 namespace tmem {
 namespace {
+using testing::read_file;
+using testing::ScopedEnv;
 
 namespace fs = std::filesystem;
 using testing::RedisServer;
@@ -34,27 +38,6 @@ using testing::TempDir;
 using testing::test_key;
 using testing::test_payload;
 using Clock = std::chrono::steady_clock;
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -64,11 +47,6 @@ size_t count_of(const std::string& text, const std::string& word) {
   size_t count = 0;
   for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
   return count;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 CacheOptions remote_options(const std::string& url, const fs::path& dir) {

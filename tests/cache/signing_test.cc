@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/cache_test_util.h"
+#include "common/read_file.h"
 #include "runtime/cache/disk.h"
 #include "runtime/cache/hmac.h"
 #include "runtime/cache/module_cache.h"
@@ -18,6 +19,7 @@
 
 namespace tmem {
 namespace {
+using testing::read_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -27,11 +29,6 @@ using testing::test_payload;
 unsigned mode_of(const fs::path& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 class SigningTest : public ::testing::Test {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
+#include "common/read_file.h"
 #include "common/spec_fixtures.h"
 #include "runtime/compile/sass.h"
 #include "tmem/cache.h"
@@ -19,15 +20,9 @@
 
 namespace tmem {
 namespace {
+using testing::read_file;
 
 using testing::TempDir;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A spec of examples/epilogue/layouts: one chunk of the epilogue's tile.
 TransferSpec layout(const std::string& name) {

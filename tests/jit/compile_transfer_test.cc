@@ -21,6 +21,7 @@
 
 #include "common/allocation_counter.h"
 #include "common/cache_test_util.h"
+#include "common/read_file.h"
 #include "common/sanitizer_util.h"
 #include "common/spec_fixtures.h"
 #include "runtime/cache/disk.h"
@@ -33,6 +34,7 @@ using tmemjit_test::t_allocations;
 
 namespace tmem {
 namespace {
+using testing::read_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -68,11 +70,6 @@ std::vector<Job> distinct_jobs(size_t count) {
               jobs.push_back({tmemjit_test::identity_spec(*op, offset).make(), kind});
             }
   return jobs;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 void write_file(const fs::path& path, const std::string& bytes) {

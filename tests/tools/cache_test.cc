@@ -13,6 +13,7 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
+#include "common/read_file.h"
 #include "common/spec_fixtures.h"
 #include "runtime/cache/disk.h"
 #include "runtime/support/hash.h"
@@ -20,6 +21,7 @@
 
 namespace tmem {
 namespace {
+using testing::read_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -40,11 +42,6 @@ size_t count_of(const std::string& text, const std::string& word) {
   size_t count = 0;
   for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
   return count;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // Every file below <dir>/v1 decodes under the key its name spells; no temp file is left.
