@@ -151,46 +151,6 @@ inline std::string cuda_roundtrip_source(const Plan& plan, const std::string& na
          "}\n";
 }
 
-// The seed's Layout B round trip written with CuTe's SM100 TMEM atoms (cute::TMEM::Allocator1Sm,
-// SM100_TMEM_STORE/LOAD_32dp32b64x): what a CUTLASS user compiles instead. Only built when a
-// CUTLASS checkout is given.
-inline std::string cute_seed_source(const std::string& name) {
-  return "#include <cute/arch/copy_sm100.hpp>\n"
-         "#include <cute/arch/tmem_allocator_sm100.hpp>\n"
-         "#include <cute/numeric/integer_sequence.hpp>\n"
-         "extern \"C\" __global__ void __launch_bounds__(128) " +
-         name +
-         "(const uint4* __restrict__ in, uint4* __restrict__ out) {\n"
-         "  __shared__ uint32_t tmem_base;\n"
-         "  cute::TMEM::Allocator1Sm allocator;\n"
-         "  const unsigned warp = threadIdx.x / 32;\n"
-         "  if (warp == 0) allocator.allocate(64, &tmem_base);\n"
-         "  asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");\n"
-         "  __syncthreads();\n"
-         "  asm volatile(\"tcgen05.fence::after_thread_sync;\" ::: \"memory\");\n"
-         "  const uint32_t taddr = tmem_base + ((warp & 3u) << 21);\n"
-         "  uint32_t v[64];\n"
-         "  for (int k = 0; k < 16; ++k) { const uint4 q = in[threadIdx.x * 16 + k];\n"
-         "    v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w; }\n"
-         "  [&]<size_t... Is>(cute::index_sequence<Is...>) {\n"
-         "    cute::SM100_TMEM_STORE_32dp32b64x::copy(v[Is]..., taddr);\n"
-         "  }(cute::make_index_sequence<64>{});\n"
-         "  asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\");\n"
-         "  [&]<size_t... Is>(cute::index_sequence<Is...>) {\n"
-         "    cute::SM100_TMEM_LOAD_32dp32b64x::copy(taddr, v[Is]...);\n"
-         "  }(cute::make_index_sequence<64>{});\n"
-         "  asm volatile(\"tcgen05.wait::ld.sync.aligned;\" ::: \"memory\");\n"
-         "  for (int k = 0; k < 16; ++k)\n"
-         "    out[threadIdx.x * 16 + k] = make_uint4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k "
-         "+ 3]);\n"
-         "  asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");\n"
-         "  __syncthreads();\n"
-         "  asm volatile(\"tcgen05.fence::after_thread_sync;\" ::: \"memory\");\n"
-         "  if (warp == 0) { allocator.free(tmem_base, 64); allocator.release_allocation_lock(); "
-         "}\n"
-         "}\n";
-}
-
 // nvcc: $TMEMJIT_NVCC, else the toolkit's (TMEMJIT_BENCH_NVCC, from CMake).
 inline std::string nvcc_path() {
   if (const char* env = std::getenv("TMEMJIT_NVCC"); env != nullptr && *env != '\0') return env;

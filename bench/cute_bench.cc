@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "runtime/compile/backends.h"
 #include "runtime/compile/sass.h"
 #include "tmem/cache.h"
+#include "tmem/compile.h"
 #include "tmem/jit.h"
 
 namespace {

@@ -181,36 +181,6 @@ void cold_jit(benchmark::State& state, const std::string& route, const Case& c) 
       if (!cubin.ok()) return std::move(cubin).error();
       return seconds;
     };
-  } else if (route == "cute") {
-    // The seed kernel written with CuTe's SM100 TMEM copy atoms, through nvcc, when a CUTLASS
-    // checkout is given ($TMEMJIT_CUTLASS_DIR, scripts/bench.sh --cutlass DIR).
-    const char* cutlass = std::getenv("TMEMJIT_CUTLASS_DIR");
-    if (cutlass == nullptr || *cutlass == '\0')
-      return state.SkipWithError("skipped: no CUTLASS checkout given (TMEMJIT_CUTLASS_DIR)");
-    once = [&, include = std::string(cutlass) + "/include"]() -> Result<double> {
-      const std::string name = kEntry + tmem::bench::unique_suffix();
-      const std::string input = dir + "/" + name + ".cu";
-      const std::string output = dir + "/" + name + ".cubin";
-      if (Result<bool> written = tmem::write_file(input, tmem::bench::cute_seed_source(name));
-          !written.ok())
-        return std::move(written).error();
-      const std::vector<std::string> argv = {tmem::bench::nvcc_path(),
-                                             "-cubin",
-                                             "-arch=sm_100a",
-                                             "-std=c++20",
-                                             "--expt-relaxed-constexpr",
-                                             "-I" + include,
-                                             "-o",
-                                             output,
-                                             input};
-      const auto start = Clock::now();
-      Result<std::string> cubin = tmem::bench::run_tool(argv, output);
-      const double seconds = seconds_since(start);
-      std::remove(input.c_str());
-      std::remove(output.c_str());
-      if (!cubin.ok()) return std::move(cubin).error();
-      return seconds;
-    };
   }
   run_timed(state, once);
 }
@@ -384,9 +354,9 @@ int main(int argc, char** argv) {
   static const std::vector<Case> all = cases();
   for (const Case& c : all) {
     std::vector<std::string> routes = {"default", "nvrtc", "nvcc", "ptxas", "nvjitlink"};
-    if (c.name == "seed") routes.insert(routes.begin() + 1, {"compile_transfer", "cute"});
+    if (c.name == "seed") routes.insert(routes.begin() + 1, "compile_transfer");
     for (const std::string& route : routes) {
-      const bool slow = route == "nvcc" || route == "cute";
+      const bool slow = route == "nvcc";
       benchmark::RegisterBenchmark(
           ("ColdJit/" + route + "/" + c.name).c_str(),
           [route, &c](benchmark::State& state) { cold_jit(state, route, c); })

@@ -47,8 +47,7 @@ cmake --build "$BUILD" -j "$TMEMJIT_JOBS" --target jit_bench cache_bench check_b
 # jit_bench: cold JIT by route and size, overhead, warmup, launch. Repetitions are set per
 # benchmark; interleaving them spreads load drifts over every route alike.
 tmemjit_log "running jit_bench (cold JIT by route, overhead, warmup, launch): a few minutes"
-# Its raw-atom CuTe route (run when TMEMJIT_CUTLASS_DIR is set) is superseded by cute_bench below.
-env -u TMEMJIT_CUTLASS_DIR "$BUILD/bench/jit_bench" --benchmark_enable_random_interleaving=true \
+"$BUILD/bench/jit_bench" --benchmark_enable_random_interleaving=true \
   --benchmark_out="$RESULTS/jit.json" --benchmark_out_format=json >"$RESULTS/jit.txt" 2>&1 ||
   { tail -n 40 "$RESULTS/jit.txt" >&2; exit 1; }
 tmemjit_log "running cache_bench (memory, disk and fresh-process hits)"
