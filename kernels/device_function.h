@@ -111,6 +111,11 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
 // each transfer marking its calls with an inline-asm comment kTransferMarker + NAME.
 std::string cuda_implementation(const std::vector<const TransferCode*>& codes, Target target);
 inline constexpr const char* kTransferMarker = "// tmemjit transfer ";
+// A PTX kernel's transfers emulated for sm_90: CUDA C++ defining, as extern "C" functions with
+// the ABI of add_transfer_functions and add_lifecycle_functions, NAME, NAME_wait, NAME_coord
+// and the tmemjit_* lifecycle, plus the emulation state; NVRTC compiles it to relocatable PTX
+// that compile_kernel splices into the user's module in place of the real .funcs.
+std::string cuda_emulated_ptx_functions(const std::vector<const TransferCode*>& codes);
 // Everything of a transfer the kernel's side depends on (its name, direction, registers, dtype,
 // rank and options), as text for a cache key.
 std::string front_end_signature(const TransferCode& code);

@@ -45,7 +45,8 @@ enum class DeviceFault {
 
 // One entry of an error's details, keyed by what it holds. Keys in use: "operand" (the operand
 // as text), "tmem" / "regs" (which operand failed), "column" (1-based column of a parse error,
-// for tools; its message says it too), "backend", "options", "log", "ptx", "cuda source", "output"
+// for tools; its message says it too), "line" (1-based line of the user's source, likewise),
+// "backend", "options", "log", "ptx", "cuda source", "output"
 // (a helper program's), "note" (free text).
 struct ErrorDetail {
   std::string key;
@@ -88,8 +89,8 @@ class Error : public std::exception {
   }
 
   // The details as text, one entry after the other: "key: text" (a "note" without its key, a
-  // multi-line text under a "key:" line; "column" left out, the message has it). Empty when
-  // there are none.
+  // multi-line text under a "key:" line; "column" and "line" left out, the message has them). Empty
+  // when there are none.
   std::string details() const;
   // The message followed by the details on their own lines.
   std::string full_text() const;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <shared_mutex>
 #include <sstream>
@@ -490,6 +491,62 @@ struct Built {
   double front_end_ms = 0;
 };
 
+// The PTX form's .funcs for a tcgen05 target: the transfers, their waits and index maps, and
+// the lifecycle.
+Result<std::string> real_ptx_functions(const Prepared& prepared, Target target) {
+  ptx::Module module(target);
+  for (const kernels::TransferCode& code : prepared.codes) {
+    const std::string& name = code.options.name;
+    if (Status ok =
+            kernels::add_transfer_functions(module, code, name, name + "_wait", name + "_coord");
+        !ok.ok())
+      return std::move(ok).error();
+  }
+  kernels::add_lifecycle_functions(module);
+  return ptx::print(module);
+}
+
+// The 1-based line of the first tcgen05 instruction in `ptx` (comments aside), or 0.
+size_t first_tcgen05_line(const std::string& ptx) {
+  std::istringstream lines(ptx);
+  std::string line;
+  for (size_t number = 1; std::getline(lines, line); ++number) {
+    const size_t comment = line.find("//");
+    if (line.substr(0, comment).find("tcgen05.") != std::string::npos) return number;
+  }
+  return 0;
+}
+
+// The same .funcs emulated for sm_90 (docs/specialization.md): CUDA C++ through NVRTC to
+// relocatable PTX with the PTX form's ABI. The user's module is retargeted to sm_90; a tcgen05
+// instruction of its own cannot run there and is refused with its line.
+Result<std::string> emulated_ptx_functions(const KernelSource& source, const Prepared& prepared,
+                                           std::string& ptx, const Context& context) {
+  if (const size_t line = first_tcgen05_line(ptx); line != 0)
+    return Error(ErrorCode::kUsage,
+                 "compile_kernel: " + source.path + ", line " + std::to_string(line) +
+                     " issues a tcgen05 instruction itself; the sm_90 emulation replaces only "
+                     "the generated functions",
+                 std::vector<ErrorDetail>{
+                     {"line", std::to_string(line)},
+                     {"note", "call the transfers and tmemjit_alloc, tmemjit_dealloc, "
+                              "tmemjit_fence_before_sync and tmemjit_fence_after_sync instead, "
+                              "or compile for a tcgen05 target"}});
+  static const std::regex target_line(R"((^|\n)([ \t]*\.target[ \t]+)[^\n]*)");
+  if (!std::regex_search(ptx, target_line))
+    return Error(ErrorCode::kUsage, "compile_kernel: " + source.path +
+                                        " has no .target directive; a PTX module starts with "
+                                        ".version, .target and .address_size");
+  ptx = std::regex_replace(ptx, target_line, "$1$2sm_90", std::regex_constants::format_first_only);
+  std::vector<const kernels::TransferCode*> codes;
+  for (const kernels::TransferCode& code : prepared.codes) codes.push_back(&code);
+  auto emulation = compile_cuda_front_end(kernels::cuda_emulated_ptx_functions(codes),
+                                          "tmemjit_emulation.cu", {}, {"--std=c++17"}, {},
+                                          context.options, /*relocatable=*/true, /*lto=*/false);
+  if (!emulation.ok()) return std::move(emulation).error();
+  return std::string(emulation->output.begin(), emulation->output.end());
+}
+
 // The miss path: prepare, front end (cached), splice, compile.
 Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> transfers,
                     const Context& context) {
@@ -536,36 +593,25 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
         built.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
                                  source.path);
   } else {
-    if (emulated)
-      return Error(ErrorCode::kUsage,
-                   "compile_kernel: PTX sources are not emulated for sm_90; write the kernel in "
-                   "CUDA C++ (its emulated transfers are CUDA C++), or compile for a tcgen05 "
-                   "target");
     ptx = source.text;
     const std::vector<std::string> entries = ptx_entries(ptx);
     entry = find_entry(entries, source.entry);
     if (entry.empty()) return unknown_entry(source, entries);
     // The generated .funcs go right after the module header; the user's own declarations of
     // them are dropped (keeping its line numbers), and the log's lines are mapped back.
-    ptx::Module module(target);
-    std::set<std::string> lifecycle = {"tmemjit_alloc", "tmemjit_dealloc",
-                                       "tmemjit_fence_before_sync", "tmemjit_fence_after_sync"};
+    std::set<std::string> symbols = {"tmemjit_alloc", "tmemjit_dealloc",
+                                     "tmemjit_fence_before_sync", "tmemjit_fence_after_sync"};
     for (const kernels::TransferCode& code : prepared->codes) {
       const std::string& name = code.options.name;
-      if (Status ok =
-              kernels::add_transfer_functions(module, code, name, name + "_wait", name + "_coord");
-          !ok.ok())
-        return std::move(ok).error();
       if (!calls(ptx, name))
         built.warnings.push_back("transfer '" + name + "' is never called by " + source.path);
-      for (const std::string& symbol : {name, name + "_wait", name + "_coord"})
-        replace_extern(ptx, symbol, "", true);
+      symbols.insert({name, name + "_wait", name + "_coord"});
     }
-    kernels::add_lifecycle_functions(module);
-    for (const std::string& symbol : lifecycle) replace_extern(ptx, symbol, "", true);
-    auto text = ptx::print(module);
-    if (!text.ok()) return std::move(text).error();
-    const std::string body = "\n" + kernels::ptx_without_header(*text);
+    auto generated = emulated ? emulated_ptx_functions(source, *prepared, ptx, context)
+                              : real_ptx_functions(*prepared, target);
+    if (!generated.ok()) return std::move(generated).error();
+    for (const std::string& symbol : symbols) replace_extern(ptx, symbol, "", true);
+    const std::string body = "\n" + kernels::ptx_without_header(*generated);
     size_t header_end = ptx.find(".address_size");
     if (header_end == std::string::npos) header_end = ptx.find(".target");
     if (header_end == std::string::npos)

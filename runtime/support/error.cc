@@ -61,7 +61,7 @@ Error& Error::add_detail(std::string key, std::string text) {
 std::string Error::details() const {
   std::string text;
   for (const ErrorDetail& entry : details_) {
-    if (entry.key == "column") continue;
+    if (entry.key == "column" || entry.key == "line") continue;
     if (!text.empty() && text.back() != '\n') text += '\n';
     if (entry.key == "note")
       text += entry.text;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/spec_fixtures.h"
+#include "ptx_user_kernel.h"
 #include "runtime/cuda/driver.h"
 #include "tmem/check.h"
 #include "tmem/specialize.h"
@@ -237,6 +238,43 @@ TEST_F(CompileKernelEmu, AnotherWarpsLanesAreAnErrorNamingTheInstructionAndThrea
             std::string::npos)
       << error.message();
   EXPECT_NE(error.message().find("rule R17"), std::string::npos) << error.message();
+}
+
+// A PTX kernel (tests/jit/ptx_user_kernel.h) gets the emulated .funcs on sm_90 and moves the seed's
+// Layout B tile there and back: every element returns to its place.
+TEST_F(CompileKernelEmu, PtxSourceRoundTripMovesEveryElement) {
+  auto ptx = testing::ptx_roundtrip_kernel(64);
+  ASSERT_TRUE(ptx.ok()) << ptx.error().full_text();
+  DeviceFunctionOptions st, ld;
+  st.name = "acc_st";
+  ld.name = "acc_ld";
+  const std::vector<NamedTransfer> transfers = {{tmemjit_test::seed_layout_b(true).make(), st},
+                                                {tmemjit_test::seed_layout_b(false).make(), ld}};
+  CompileOptions options;
+  options.target = where_.target;
+  auto kernel = compile_kernel(KernelSource{Language::kPtx, *ptx, "roundtrip", "roundtrip.ptx"},
+                               transfers, options);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  constexpr size_t kElements = 128 * 128;  // the kernel's row pitch is 128; the tile is 64 x 128
+  std::vector<float> in(kElements), out(kElements);
+  for (size_t i = 0; i < kElements; ++i) in[i] = static_cast<float>(i) + 0.5f;
+  auto in_buffer = driver::DeviceBuffer::alloc(kElements * 4).value();
+  auto out_buffer = driver::DeviceBuffer::alloc(kElements * 4).value();
+  ASSERT_TRUE(in_buffer.upload(in.data(), kElements * 4).ok());
+  ASSERT_TRUE(out_buffer.fill(0).ok());
+  void* args[] = {in_buffer.arg(), out_buffer.arg()};
+  LaunchConfig config;
+  config.block = {128, 1, 1};
+  Status launched = kernel->launch(config, args);
+  ASSERT_TRUE(launched.ok()) << launched.error().full_text();
+  ASSERT_TRUE(driver::synchronize().ok());
+  auto check = kernel->emulation_check();
+  ASSERT_TRUE(check.ok()) << check.error().full_text();
+  EXPECT_TRUE(check->empty()) << (*check)[0];
+  ASSERT_TRUE(out_buffer.download(out.data(), kElements * 4).ok());
+  for (size_t r = 0; r < 64; ++r)
+    for (size_t c = 0; c < 128; ++c)
+      ASSERT_EQ(out[r * 128 + c], in[r * 128 + c]) << "element (" << r << ", " << c << ")";
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common/cache_test_util.h"
 #include "common/read_file.h"
 #include "common/spec_fixtures.h"
+#include "ptx_user_kernel.h"
 #include "runtime/compile/sass.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
@@ -421,6 +422,57 @@ TEST_F(CompileKernel, EmulationTargetCompilesTheSameSourceForSm90) {
   transfers.push_back(transfer(tmemjit_test::seed_pack(false).make(), "unused"));
   ASSERT_TRUE(compile_kernel(roundtrip_source(), transfers, options, &report).ok());
   ASSERT_EQ(report.warnings.size(), 1u);
+}
+
+// A PTX kernel whose calls a code generator lowered from C++ declarations of the ABI: the real
+// .funcs link into it for sm_100a, and the emulated ones for sm_90.
+TEST_F(CompileKernel, PtxSourceFromDeclaredAbiCompilesForTheRealAndTheEmulatedTarget) {
+  auto ptx = testing::ptx_roundtrip_kernel(64);
+  ASSERT_TRUE(ptx.ok()) << ptx.error().full_text();
+  KernelSource source{Language::kPtx, *ptx, "roundtrip", "roundtrip.ptx"};
+  const std::vector<NamedTransfer> transfers = seed_transfers();
+  auto real = compile_kernel(source, transfers);
+  ASSERT_TRUE(real.ok()) << real.error().full_text();
+  EXPECT_FALSE(real->emulated());
+  const Counts counts = sass_counts(real->cubin());
+  if (counts.checked) {
+    EXPECT_EQ(counts.sttm, 1);  // 32x32b.x64: one instruction per warp each way
+    EXPECT_EQ(counts.ldtm, 1);
+  }
+  CompileOptions options;
+  options.target = Target::kSm90;
+  CompileReport report;
+  auto emulated = compile_kernel(source, transfers, options, &report);
+  ASSERT_TRUE(emulated.ok()) << emulated.error().full_text();
+  EXPECT_TRUE(emulated->emulated());
+  EXPECT_EQ(emulated->target(), Target::kSm90);
+  const std::string text(emulated->ptx());
+  EXPECT_EQ(text.find("tcgen05."), std::string::npos);
+  EXPECT_NE(text.find("_ZN7tmemjit9emu_stateE"), std::string::npos);
+  EXPECT_NE(text.find(".target sm_90"), std::string::npos);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+}
+
+// The emulation replaces the generated functions only: a tcgen05 instruction of the user's own
+// cannot run on sm_90 and is refused with its line (a comment that names one is fine).
+TEST_F(CompileKernel, PtxSourceWithItsOwnTcgen05IsRefusedForSm90WithItsLine) {
+  KernelSource source;
+  source.language = Language::kPtx;
+  source.entry = "user";
+  std::vector<NamedTransfer> transfers = {
+      transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld")};
+  CompileOptions options;
+  options.target = Target::kSm90;
+  source.text = ptx_kernel("\t// tcgen05.ld is what acc_ld issues on Blackwell\n");
+  auto commented = compile_kernel(source, transfers, options);
+  ASSERT_TRUE(commented.ok()) << commented.error().full_text();
+  source.text = ptx_kernel("\ttcgen05.fence::before_thread_sync;\n");
+  auto own = compile_kernel(source, transfers, options);
+  ASSERT_FALSE(own.ok());
+  EXPECT_EQ(own.error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(own.error().detail("line"), "12");
+  // The same source is fine for a tcgen05 target.
+  EXPECT_TRUE(compile_kernel(source, transfers).ok());
 }
 
 TEST(KernelFromCubin, TakesCodeCompiledElsewhere) {
