@@ -224,6 +224,8 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                 {"cache", std::string(tmem::to_string(info.cache))},
                 {"front_end", std::string(tmem::to_string(info.front_end_cache))},
                 {"front_end_ms", info.front_end_ms},
+                {"link_ms", info.link_ms},
+                {"ptx_compile_ms", info.ptx_compile_ms},
                 {"compile_ms", info.compile_ms},
                 {"cubin_bytes", kernel->cubin().size()},
                 {"key", info.key},

@@ -97,8 +97,10 @@ struct CompileReport {
 
   // compile_kernel only.
   CacheSource front_end_cache = CacheSource::kCompiled;  // where the source's front end came from
-  double front_end_ms = 0;  // NVRTC time of this call (0 when reused or for PTX sources)
-  std::string entry;        // the entry's name in the cubin (lowered for C++ names)
+  double front_end_ms = 0;    // NVRTC time of this call (0 when reused or for PTX sources)
+  double link_ms = 0;         // its LTO link to PTX (CUDA sources; 0 on a hit)
+  double ptx_compile_ms = 0;  // its whole-program PTX compile (0 on a hit)
+  std::string entry;          // the entry's name in the cubin (lowered for C++ names)
   struct Transfer {
     std::string name;
     std::string op;

@@ -489,6 +489,8 @@ struct Built {
   std::vector<std::string> warnings;
   CacheSource front_end_cache = CacheSource::kCompiled;
   double front_end_ms = 0;
+  double link_ms = 0;         // the LTO link to PTX (CUDA sources)
+  double ptx_compile_ms = 0;  // the whole-program PTX compile
 };
 
 // The PTX form's .funcs for a tcgen05 target: the transfers, their waits and index maps, and
@@ -523,15 +525,16 @@ size_t first_tcgen05_line(const std::string& ptx) {
 Result<std::string> emulated_ptx_functions(const KernelSource& source, const Prepared& prepared,
                                            std::string& ptx, const Context& context) {
   if (const size_t line = first_tcgen05_line(ptx); line != 0)
-    return Error(ErrorCode::kUsage,
-                 "compile_kernel: " + source.path + ", line " + std::to_string(line) +
-                     " issues a tcgen05 instruction itself; the sm_90 emulation replaces only "
-                     "the generated functions",
-                 std::vector<ErrorDetail>{
-                     {"line", std::to_string(line)},
-                     {"note", "call the transfers and tmemjit_alloc, tmemjit_dealloc, "
-                              "tmemjit_fence_before_sync and tmemjit_fence_after_sync instead, "
-                              "or compile for a tcgen05 target"}});
+    return Error(
+        ErrorCode::kUsage,
+        "compile_kernel: " + source.path + ", line " + std::to_string(line) +
+            " issues a tcgen05 instruction itself; the sm_90 emulation replaces only "
+            "the generated functions",
+        std::vector<ErrorDetail>{{"line", std::to_string(line)},
+                                 {"note",
+                                  "call the transfers and tmemjit_alloc, tmemjit_dealloc, "
+                                  "tmemjit_fence_before_sync and tmemjit_fence_after_sync instead, "
+                                  "or compile for a tcgen05 target"}});
   static const std::regex target_line(R"((^|\n)([ \t]*\.target[ \t]+)[^\n]*)");
   if (!std::regex_search(ptx, target_line))
     return Error(ErrorCode::kUsage, "compile_kernel: " + source.path +
@@ -580,6 +583,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
                          {"tmemjit_transfers.cu", std::span<const char>(impl->payload->blob)}},
                         context.options);
     if (!linked.ok()) return std::move(linked).error();
+    built.link_ms = linked->link_ms;
     ptx = std::move(linked->ptx);
     const std::vector<std::string> entries = ptx_entries(ptx);
     entry = !fe->entry.empty() ? fe->entry : find_entry(entries, source.entry);
@@ -641,6 +645,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     while (!message.empty() && message.back() == '\n') message.pop_back();
     return Error(error.code(), message, user_log(error.details(), source.path, after, lines));
   }
+  built.ptx_compile_ms = compiled->compile_ms;
   meta.fields.emplace("entry", entry);
   meta.fields.emplace("emulated", emulated ? "1" : "0");
   meta.fields.emplace("backend", std::string(to_string(compiled->backend)));
@@ -846,7 +851,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
   double compile_ms = 0;
   std::vector<std::string> new_warnings;
   CacheSource front_end_cache = CacheSource::kCompiled;
-  double front_end_ms = 0;
+  double front_end_ms = 0, link_ms = 0, ptx_compile_ms = 0;
   auto payload = cache.get_or_compile(
       key,
       [&]() -> Result<Payload> {
@@ -857,6 +862,8 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
         new_warnings = built->warnings;
         front_end_cache = built->front_end_cache;
         front_end_ms = built->front_end_ms;
+        link_ms = built->link_ms;
+        ptx_compile_ms = built->ptx_compile_ms;
         return std::move(built->payload);
       },
       &lookup);
@@ -869,6 +876,8 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
             ? front_end_cache
             : source_of(lookup);
     report->front_end_ms = front_end_ms;
+    report->link_ms = link_ms;
+    report->ptx_compile_ms = ptx_compile_ms;
   }
   if (!payload.ok()) return std::move(payload).error();
   for (const std::string& warning : new_warnings)
