@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/cache/atomic_file.h"
 #include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/backends.h"
@@ -70,33 +71,15 @@ Result<std::vector<char>> read_file(const std::string& path) {
   return bytes;
 }
 
-Status write_file_atomically(const std::string& path, const std::string& bytes) {
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0)
+Status write_bundle_file(const std::string& path, const std::string& bytes) {
+  const AtomicWrite written =
+      write_file_atomically(path, std::span<const char>(bytes.data(), bytes.size()), 0644, ".tmp.");
+  if (!written.created)
     return Error(ErrorCode::kIo,
-                 "cannot create a file beside '" + path + "': " + std::strerror(errno));
-  bool ok = ::fchmod(fd, 0644) == 0;
-  for (size_t done = 0; ok && done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  int error_number = errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    error_number = errno;
-  }
-  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    error_number = errno;
-  }
-  if (!ok) {
-    ::unlink(temp.c_str());
+                 "cannot create a file beside '" + path + "': " + std::strerror(written.error));
+  if (!written.ok())
     return Error(ErrorCode::kIo,
-                 "cannot write bundle '" + path + "': " + std::strerror(error_number));
-  }
+                 "cannot write bundle '" + path + "': " + std::strerror(written.error));
   return std::monostate{};
 }
 
@@ -265,7 +248,7 @@ Result<BundleSummary> export_bundle(const DiskCache& disk, const std::string& pa
     entries.push_back(encode_entry(key, *payload, disk.signer()));
   }
   const std::string bytes = encode_bundle(identity, entries);
-  if (Status written = write_file_atomically(path, bytes); !written.ok())
+  if (Status written = write_bundle_file(path, bytes); !written.ok())
     return std::move(written).error();
   summary.entries = entries.size();
   summary.bytes = bytes.size();

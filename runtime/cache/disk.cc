@@ -14,6 +14,8 @@
 #include <system_error>
 #include <vector>
 
+#include "runtime/cache/atomic_file.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -54,19 +56,6 @@ uint64_t get_u64(const char* in) {
 
 Error bad_entry(const std::string& what) {
   return Error(ErrorCode::kIo, "bad cache entry: " + what);
-}
-
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
 }
 
 bool read_all(int fd, char* data, size_t size) {
@@ -342,25 +331,12 @@ DiskCache::WriteOutcome DiskCache::write(const Key128& key, const Payload& paylo
     }
   }
   const std::string file = encode_entry(key, payload, signer_.get());
-  std::string temp = path.string() + std::string(kTempMarker) + "XXXXXX";
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) {
-    fail_writes("creating a file in " + shard.string(), errno);
-    return outcome;
-  }
-  bool ok = ::fchmod(fd, file_mode_) == 0 && write_all(fd, file.data(), file.size());
-  int error_number = errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    error_number = errno;
-  }
-  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    error_number = errno;
-  }
-  if (!ok) {
-    ::unlink(temp.c_str());
-    fail_writes("writing " + path.string(), error_number);
+  const AtomicWrite written = write_file_atomically(
+      path.string(), std::span<const char>(file.data(), file.size()), file_mode_, kTempMarker);
+  if (!written.ok()) {
+    fail_writes(
+        written.created ? "writing " + path.string() : "creating a file in " + shard.string(),
+        written.error);
     return outcome;
   }
   outcome.written = true;
