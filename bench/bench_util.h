@@ -38,6 +38,9 @@ inline Result<TransferSpec> parse_spec(const tmemjit_test::SpecText& text) {
   return TransferSpec::from_fields(text.op, text.scope, text.tmem, text.regs, tmem2, imm);
 }
 
+// The seed's Layout B store, parsed: the spec the cache and check benchmarks time.
+inline TransferSpec seed_spec() { return parse_spec(seed_text()).value(); }
+
 // The warpgroup identity spec of a b32 store (tests/common/spec_fixtures.h identity_spec): one
 // instruction per warp, num registers per thread for 32x32b (the kernel-size axis of the sweep).
 inline tmemjit_test::SpecText identity_store(Shape shape, int num) {

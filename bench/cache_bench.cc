@@ -16,25 +16,13 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bench/bench_util.h"
 #include "runtime/jit/compile_transfer.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
 #include "tmem/transfer.h"
 
 namespace {
-
-const char* kRearrange = ".rearrange(\"(wh r) (wl c) -> (wl wh) r c\", wh=2, r=32, wl=2)";
-
-tmem::TransferSpec seed_spec() {
-  static const std::string tmem_view =
-      std::string("tmem_datapath_layout(\"B\",64,128)") + kRearrange;
-  static const std::string regs_view =
-      std::string("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)") +
-      kRearrange;
-  return tmem::TransferSpec::from_fields("tcgen05.st.sync.aligned.32x32b.x64.b32", "warpgroup",
-                                         tmem_view, regs_view)
-      .value();
-}
 
 // The benchmarks share one cache directory, made fresh for this run and removed at exit.
 std::string& bench_dir() {
@@ -56,7 +44,7 @@ void use_bench_dir() {
 
 void BM_CompileTransferMemoryHit(benchmark::State& state) {
   use_bench_dir();
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   if (!tmem::compile_transfer(spec).ok()) return state.SkipWithError("compile failed");
   for (auto _ : state) benchmark::DoNotOptimize(tmem::compile_transfer(spec));
 }
@@ -77,7 +65,8 @@ void BM_BareXxh3MapLookup(benchmark::State& state) {
   };
   // Arg 0: the spec's canonical text as the key; arg 1: a 56-byte record, the size of
   // compile_transfer's key record (which it hashes on a miss only).
-  const std::string text = state.range(0) == 0 ? seed_spec().to_string() : std::string(56, 'k');
+  const std::string text =
+      state.range(0) == 0 ? tmem::bench::seed_spec().to_string() : std::string(56, 'k');
   std::unordered_map<XXH128_hash_t, std::shared_ptr<const std::string>, Hash128, Eq128> map;
   for (int i = 0; i < 64; ++i) {
     const std::string other = text + std::to_string(i);
@@ -97,7 +86,7 @@ BENCHMARK(BM_BareXxh3MapLookup)->Arg(0)->Arg(1);
 // A hit on a spec object built for this call (views copied, fingerprint computed once more).
 void BM_CompileTransferHitNewSpecObject(benchmark::State& state) {
   use_bench_dir();
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   if (!tmem::compile_transfer(spec).ok()) return state.SkipWithError("compile failed");
   for (auto _ : state) {
     const tmem::TransferSpec fresh =
@@ -110,7 +99,7 @@ BENCHMARK(BM_CompileTransferHitNewSpecObject)->Unit(benchmark::kMicrosecond);
 // Memory dropped before each call: one entry file read and validated.
 void BM_CompileTransferDiskHit(benchmark::State& state) {
   use_bench_dir();
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   if (!tmem::compile_transfer(spec).ok()) return state.SkipWithError("compile failed");
   for (auto _ : state) {
     state.PauseTiming();
@@ -126,7 +115,7 @@ void BM_CompileTransferCold(benchmark::State& state) {
   tmem::CacheOptions options = tmem::cache_options();
   options.enabled = false;
   tmem::set_cache_options(options);
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   for (auto _ : state) benchmark::DoNotOptimize(tmem::compile_transfer(spec));
   use_bench_dir();
 }
@@ -152,7 +141,8 @@ double run_child(const std::string& mode) {
 
 void fresh_process(benchmark::State& state, const char* mode) {
   use_bench_dir();
-  if (!tmem::compile_transfer(seed_spec()).ok()) return state.SkipWithError("compile failed");
+  if (!tmem::compile_transfer(tmem::bench::seed_spec()).ok())
+    return state.SkipWithError("compile failed");
   for (auto _ : state) {
     const double ns = run_child(mode);
     if (ns < 0) return state.SkipWithError("the child process failed");
@@ -168,7 +158,7 @@ BENCHMARK(BM_FreshProcessColdCompile)
     ->Iterations(10);
 
 int child(const char* mode, const char* dir) {
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   tmem::CacheOptions options = tmem::cache_options();
   options.enabled = std::strcmp(mode, "disk") == 0;
   options.disk = true;

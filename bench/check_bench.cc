@@ -2,6 +2,7 @@
 // planning it, and printing the PTX (DESIGN.md §6: speed goals live in benchmarks, not unit tests).
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_util.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/check/by_dims.h"
 #include "tmem/check.h"
@@ -10,25 +11,13 @@
 
 namespace {
 
-const char* kRearrange = ".rearrange(\"(wh r) (wl c) -> (wl wh) r c\", wh=2, r=32, wl=2)";
-
-tmem::Result<tmem::TransferSpec> seed_spec() {
-  static const std::string tmem_view =
-      std::string("tmem_datapath_layout(\"B\",64,128)") + kRearrange;
-  static const std::string regs_view =
-      std::string("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)") +
-      kRearrange;
-  return tmem::TransferSpec::from_fields("tcgen05.st.sync.aligned.32x32b.x64.b32", "warpgroup",
-                                         tmem_view, regs_view);
-}
-
 void BM_ParseSpec(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(seed_spec());
+  for (auto _ : state) benchmark::DoNotOptimize(tmem::bench::parse_spec(tmem::bench::seed_text()));
 }
 BENCHMARK(BM_ParseSpec)->Unit(benchmark::kMicrosecond);
 
 void BM_CheckAndPlan(benchmark::State& state) {
-  const auto spec = seed_spec().value();
+  const auto spec = tmem::bench::seed_spec();
   for (auto _ : state) benchmark::DoNotOptimize(tmem::check(spec));
 }
 BENCHMARK(BM_CheckAndPlan)->Unit(benchmark::kMicrosecond);
@@ -36,7 +25,7 @@ BENCHMARK(BM_CheckAndPlan)->Unit(benchmark::kMicrosecond);
 // The per-element reference the fast path must match (runtime/check/by_dims.h): the ratio to
 // BM_CheckAndPlan is what the per-dim proof saves.
 void BM_CheckEachElement(benchmark::State& state) {
-  const auto spec = seed_spec().value();
+  const auto spec = tmem::bench::seed_spec();
   for (auto _ : state) benchmark::DoNotOptimize(tmem::check_each_element(spec));
 }
 BENCHMARK(BM_CheckEachElement)->Unit(benchmark::kMicrosecond);
@@ -56,7 +45,7 @@ BENCHMARK(BM_SelectSeedTiles)->Unit(benchmark::kMicrosecond);
 
 void BM_ParseCheckPlanPrint(benchmark::State& state) {
   for (auto _ : state) {
-    auto plan = tmem::check(seed_spec().value()).value();
+    auto plan = tmem::check(tmem::bench::seed_spec()).value();
     auto module = tmem::kernels::build_kernel(plan, tmem::kernels::KernelKind::kRoundtrip).value();
     benchmark::DoNotOptimize(tmem::ptx::print(module));
   }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "runtime/jit/compile_transfer.h"
 #include "tests/cache/redis_server.h"
 #include "tmem/cache.h"
@@ -18,19 +19,6 @@
 #include "tmem/transfer.h"
 
 namespace {
-
-const char* kRearrange = ".rearrange(\"(wh r) (wl c) -> (wl wh) r c\", wh=2, r=32, wl=2)";
-
-tmem::TransferSpec seed_spec() {
-  static const std::string tmem_view =
-      std::string("tmem_datapath_layout(\"B\",64,128)") + kRearrange;
-  static const std::string regs_view =
-      std::string("tensor((64,128), S[(64, 2, 64) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)], f32)") +
-      kRearrange;
-  return tmem::TransferSpec::from_fields("tcgen05.st.sync.aligned.32x32b.x64.b32", "warpgroup",
-                                         tmem_view, regs_view)
-      .value();
-}
 
 tmem::testing::RedisServer& server() {
   static tmem::testing::RedisServer instance;
@@ -146,7 +134,7 @@ void BM_WarmProcessRemoteHit(benchmark::State& state) {
   options.disk = false;
   options.remote = server().url();
   tmem::set_cache_options(options);
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   for (auto _ : state) {
     state.PauseTiming();
     (void)tmem::clear_cache(false);
@@ -161,7 +149,7 @@ BENCHMARK(BM_WarmProcessRemoteHit)->Unit(benchmark::kMicrosecond);
 // excluded; the compiler version query, the connection, the entry read and, for a remote hit, its
 // write to the disk cache included).
 int child(const char* mode, const char* dir, const char* url) {
-  const tmem::TransferSpec spec = seed_spec();
+  const tmem::TransferSpec spec = tmem::bench::seed_spec();
   tmem::CacheOptions options = tmem::cache_options();
   const bool remote = std::strcmp(mode, "remote") == 0 || std::strcmp(mode, "cold-remote") == 0;
   options.enabled = std::strcmp(mode, "cold") != 0;
