@@ -23,6 +23,7 @@
 #include "runtime/compile/backends.h"
 #include "runtime/jit/compile_transfer.h"
 #include "runtime/jit/kernel_impl.h"
+#include "runtime/jit/kernel_table.h"
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
 #include "tmem/jit.h"
@@ -303,32 +304,9 @@ Key128 kernel_key(const KernelSource& source, std::span<const NamedTransfer> tra
   return key.finish();
 }
 
-// ---- Kernel handles per entry (as compile_transfer's) -------------------------------------------
+// ---- Kernel handles per entry (as compile_transfer's) ---------------------------------------
 
-class KernelTable {
- public:
-  std::shared_ptr<Kernel::Impl> find(const Key128& key, uint64_t generation) const {
-    std::shared_lock lock(mutex_);
-    if (generation != generation_) return nullptr;
-    auto it = kernels_.find(key);
-    return it == kernels_.end() ? nullptr : it->second;
-  }
-  std::shared_ptr<Kernel::Impl> insert(const Key128& key, uint64_t generation,
-                                       std::shared_ptr<Kernel::Impl> impl) {
-    std::unique_lock lock(mutex_);
-    if (generation > generation_) {
-      kernels_.clear();
-      generation_ = generation;
-    }
-    if (generation != generation_) return impl;
-    return kernels_.try_emplace(key, std::move(impl)).first->second;
-  }
-
- private:
-  mutable std::shared_mutex mutex_;
-  uint64_t generation_ = 0;
-  std::unordered_map<Key128, std::shared_ptr<Kernel::Impl>, Key128Hash> kernels_;
-};
+using KernelTable = tmem::KernelTable<Key128, Key128Hash>;
 
 KernelTable& kernel_table() {
   static KernelTable table;

@@ -27,6 +27,7 @@
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
 #include "runtime/jit/kernel_impl.h"
+#include "runtime/jit/kernel_table.h"
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
 
@@ -114,38 +115,7 @@ struct HitKeyHash {
   }
 };
 
-// The Kernel handle of each entry, so that a hit hands out the same handle (one module load per
-// entry and process) without allocating. It mirrors ModuleCache's memory: a handle is only
-// returned while the cache's generation is the one it was stored under.
-class KernelTable {
- public:
-  std::shared_ptr<Kernel::Impl> find(const HitKey& key, uint64_t generation) const noexcept {
-    std::shared_lock lock(mutex_);
-    if (generation != generation_) return nullptr;
-    const auto it = kernels_.find(key);
-    return it == kernels_.end() ? nullptr : it->second;
-  }
-
-  // Stores `kernel` unless the key has one (then returns that one). `generation` is the cache's
-  // generation read before the lookup that produced the payload: a newer table (the cache was
-  // cleared meanwhile) is left alone.
-  Kernel insert(const HitKey& key, uint64_t generation, Kernel kernel,
-                std::shared_ptr<Kernel::Impl> impl) {
-    std::unique_lock lock(mutex_);
-    if (generation > generation_) {
-      kernels_.clear();
-      generation_ = generation;
-    }
-    if (generation != generation_) return kernel;
-    const auto [it, inserted] = kernels_.try_emplace(key, std::move(impl));
-    return inserted ? kernel : Kernel(it->second);
-  }
-
- private:
-  mutable std::shared_mutex mutex_;
-  uint64_t generation_ = 0;
-  std::unordered_map<HitKey, std::shared_ptr<Kernel::Impl>, HitKeyHash> kernels_;
-};
+using KernelTable = tmem::KernelTable<HitKey, HitKeyHash>;
 
 KernelTable& kernel_table() {
   static KernelTable table;
@@ -212,9 +182,8 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const CompileOptions& opti
   if (!payload.ok()) return std::move(payload).error();
   if (report != nullptr) report->log = log_of(**payload);
   auto impl = std::make_shared<Kernel::Impl>(kernels::kernel_name(kind), options.target, *payload);
-  Kernel kernel(impl);
-  if (lookup == ModuleCache::Lookup::kUncached) return kernel;
-  return kernel_table().insert(hit_key, generation, std::move(kernel), std::move(impl));
+  if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl));
+  return Kernel(kernel_table().insert(hit_key, generation, std::move(impl)));
 }
 
 std::string version_text(std::string_view backend, std::optional<std::string> version) {
