@@ -199,4 +199,50 @@ inline ptx::Module seed_roundtrip_kernel(Target target = Target::kSm100a) {
   return m;
 }
 
+// A hand-written PTX kernel of a user's (entry `user`, one .u64 parameter) that calls the
+// generated .funcs without declaring them: the lifecycle and acc_ld (a 64-register load).
+// `extra_line` goes in as line 12.
+inline std::string user_ptx_kernel(const std::string& extra_line = "") {
+  return ".version 8.6\n"
+         ".target sm_100a\n"
+         ".address_size 64\n"
+         "\n"
+         ".shared .align 4 .b32 base_shared;\n"
+         "\n"
+         ".visible .entry user(.param .u64 out)\n"
+         "{\n"
+         "\t.reg .b32 %r<8>;\n"
+         "\t.reg .b64 %rd<4>;\n"
+         "\t.reg .pred %p<2>;\n" +
+         extra_line +
+         "\tmov.u32 %r0, %tid.x;\n"
+         "\tshr.u32 %r1, %r0, 5;\n"
+         "\tsetp.ne.u32 %p0, %r1, 0;\n"
+         "\tmov.u32 %r2, base_shared;\n"
+         "\t@%p0 bra $skip_alloc;\n"
+         "\t{\n\t.param .b32 a0;\n\t.param .b32 a1;\n\tst.param.b32 [a0], %r2;\n"
+         "\tst.param.b32 [a1], 128;\n\tcall.uni tmemjit_alloc, (a0, a1);\n\t}\n"
+         "$skip_alloc:\n"
+         "\tcall.uni tmemjit_fence_before_sync;\n"
+         "\tbar.sync 0;\n"
+         "\tcall.uni tmemjit_fence_after_sync;\n"
+         "\tld.shared.u32 %r3, [base_shared];\n"
+         "\t{\n\t.param .b32 b0;\n\t.param .align 4 .b8 rv[256];\n\tst.param.b32 [b0], %r3;\n"
+         "\tcall.uni (rv), acc_ld, (b0);\n\tld.param.b32 %r4, [rv];\n\t}\n"
+         "\tld.param.u64 %rd0, [out];\n"
+         "\tcvta.to.global.u64 %rd1, %rd0;\n"
+         "\tmul.wide.u32 %rd2, %r0, 4;\n"
+         "\tadd.u64 %rd3, %rd1, %rd2;\n"
+         "\tst.global.b32 [%rd3], %r4;\n"
+         "\tcall.uni tmemjit_fence_before_sync;\n"
+         "\tbar.sync 0;\n"
+         "\tcall.uni tmemjit_fence_after_sync;\n"
+         "\t@%p0 bra $end;\n"
+         "\t{\n\t.param .b32 c0;\n\t.param .b32 c1;\n\tst.param.b32 [c0], %r3;\n"
+         "\tst.param.b32 [c1], 128;\n\tcall.uni tmemjit_dealloc, (c0, c1);\n\t}\n"
+         "$end:\n"
+         "\tret;\n"
+         "}\n";
+}
+
 }  // namespace tmem::testing

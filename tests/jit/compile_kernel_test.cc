@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
+#include "common/ptx_fixtures.h"
 #include "common/read_file.h"
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
@@ -334,54 +335,10 @@ TEST_F(CompileKernel, RuleErrorsNameTheTransfer) {
   EXPECT_EQ(kernel.error().message().rfind("transfer 'acc_ld': ", 0), 0u);
 }
 
-// A PTX kernel of the user's that calls the generated .funcs, declared or not.
-std::string ptx_kernel(const std::string& extra_line = "") {
-  return ".version 8.6\n"
-         ".target sm_100a\n"
-         ".address_size 64\n"
-         "\n"
-         ".shared .align 4 .b32 base_shared;\n"
-         "\n"
-         ".visible .entry user(.param .u64 out)\n"
-         "{\n"
-         "\t.reg .b32 %r<8>;\n"
-         "\t.reg .b64 %rd<4>;\n"
-         "\t.reg .pred %p<2>;\n" +
-         extra_line +
-         "\tmov.u32 %r0, %tid.x;\n"
-         "\tshr.u32 %r1, %r0, 5;\n"
-         "\tsetp.ne.u32 %p0, %r1, 0;\n"
-         "\tmov.u32 %r2, base_shared;\n"
-         "\t@%p0 bra $skip_alloc;\n"
-         "\t{\n\t.param .b32 a0;\n\t.param .b32 a1;\n\tst.param.b32 [a0], %r2;\n"
-         "\tst.param.b32 [a1], 128;\n\tcall.uni tmemjit_alloc, (a0, a1);\n\t}\n"
-         "$skip_alloc:\n"
-         "\tcall.uni tmemjit_fence_before_sync;\n"
-         "\tbar.sync 0;\n"
-         "\tcall.uni tmemjit_fence_after_sync;\n"
-         "\tld.shared.u32 %r3, [base_shared];\n"
-         "\t{\n\t.param .b32 b0;\n\t.param .align 4 .b8 rv[256];\n\tst.param.b32 [b0], %r3;\n"
-         "\tcall.uni (rv), acc_ld, (b0);\n\tld.param.b32 %r4, [rv];\n\t}\n"
-         "\tld.param.u64 %rd0, [out];\n"
-         "\tcvta.to.global.u64 %rd1, %rd0;\n"
-         "\tmul.wide.u32 %rd2, %r0, 4;\n"
-         "\tadd.u64 %rd3, %rd1, %rd2;\n"
-         "\tst.global.b32 [%rd3], %r4;\n"
-         "\tcall.uni tmemjit_fence_before_sync;\n"
-         "\tbar.sync 0;\n"
-         "\tcall.uni tmemjit_fence_after_sync;\n"
-         "\t@%p0 bra $end;\n"
-         "\t{\n\t.param .b32 c0;\n\t.param .b32 c1;\n\tst.param.b32 [c0], %r3;\n"
-         "\tst.param.b32 [c1], 128;\n\tcall.uni tmemjit_dealloc, (c0, c1);\n\t}\n"
-         "$end:\n"
-         "\tret;\n"
-         "}\n";
-}
-
 TEST_F(CompileKernel, PtxSourceCallsTheGeneratedFuncs) {
   KernelSource source;
   source.language = Language::kPtx;
-  source.text = ptx_kernel();
+  source.text = testing::user_ptx_kernel();
   source.entry = "user";
   std::vector<NamedTransfer> transfers = {
       transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld")};
@@ -398,7 +355,7 @@ TEST_F(CompileKernel, PtxSourceCallsTheGeneratedFuncs) {
     EXPECT_FALSE(counts.local_memory);
   }
   // An error on line 12 of the user's file is reported there, not in the combined module.
-  source.text = ptx_kernel("\tbogus.u32 %r7, %r7;\n");
+  source.text = testing::user_ptx_kernel("\tbogus.u32 %r7, %r7;\n");
   auto broken = compile_kernel(source, transfers);
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.error().code(), ErrorCode::kToolchain);
@@ -463,10 +420,10 @@ TEST_F(CompileKernel, PtxSourceWithItsOwnTcgen05IsRefusedForSm90WithItsLine) {
       transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld")};
   CompileOptions options;
   options.target = Target::kSm90;
-  source.text = ptx_kernel("\t// tcgen05.ld is what acc_ld issues on Blackwell\n");
+  source.text = testing::user_ptx_kernel("\t// tcgen05.ld is what acc_ld issues on Blackwell\n");
   auto commented = compile_kernel(source, transfers, options);
   ASSERT_TRUE(commented.ok()) << commented.error().full_text();
-  source.text = ptx_kernel("\ttcgen05.fence::before_thread_sync;\n");
+  source.text = testing::user_ptx_kernel("\ttcgen05.fence::before_thread_sync;\n");
   auto own = compile_kernel(source, transfers, options);
   ASSERT_FALSE(own.ok());
   EXPECT_EQ(own.error().code(), ErrorCode::kUsage);

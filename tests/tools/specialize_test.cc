@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/cli_util.h"
+#include "common/ptx_fixtures.h"
 #include "common/spec_fixtures.h"
 
 namespace {
@@ -148,6 +149,23 @@ TEST(CliSpecialize, EmulationTargetAndNoCache) {
   EXPECT_EQ(j["target"], "sm_90");
   EXPECT_EQ(j["emulated"], true);
   EXPECT_EQ(j["cache"], "miss");
+}
+
+// A PTX file specializes for the real target and for the emulation alike.
+TEST(CliSpecialize, PtxFileForTheRealAndTheEmulatedTarget) {
+  ScratchDir dir;
+  const std::string ptx = dir.file("user.ptx", tmem::testing::user_ptx_kernel());
+  const std::string spec =
+      dir.file("acc_ld.json", tmemjit_test::seed_layout_b(false).make().to_json());
+  for (const char* target : {"sm_100a", "sm_90"}) {
+    const CliResult r = run_cli_argv({"specialize", ptx, "--transfer", "acc_ld=" + spec, "--target",
+                                      target, "--no-cache", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << target << ": " << r.err << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["entry"], "user");
+    EXPECT_EQ(j["language"], "ptx");
+    EXPECT_EQ(j["emulated"], std::string(target) == "sm_90") << target;
+  }
 }
 
 TEST(CliSpecialize, ErrorsAndExitCodes) {
