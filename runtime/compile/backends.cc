@@ -457,6 +457,7 @@ std::string to_string(const CompileOptions& options) {
                      std::to_string(options.opt_level);
   if (options.line_info) text += " -lineinfo";
   if (options.tmem_access_check) text += " -g-tmem-access-check";
+  if (options.cta_group != 1) text += " cta_group=" + std::to_string(options.cta_group);
   for (const std::string& extra : options.extra_options) text += " " + extra;
   return text;
 }

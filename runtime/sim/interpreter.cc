@@ -122,7 +122,6 @@ class Interpreter {
     OpRef alloc;    // that CTA's tcgen05.alloc.cta_group::2
     int block = -1;  // its block in that CTA's TMEM
     OpRef dealloc;  // that CTA's tcgen05.dealloc.cta_group::2
-    int dealloc_ncols = 0;
   };
   struct PairAllocation {
     int column = 0;
@@ -983,28 +982,17 @@ class Interpreter {
                " allocated at " + where(block.op.instr) + "; the allocating warp frees them",
            "R29, TCGEN05.md §6");
     PairAllocation* pair = pair_of(cta_of(w), index);
-    if ((i.int_arg() == 2) != (pair != nullptr))
-      fail(pc, w, -1,
-           warp + " deallocates with cta_group::" + std::to_string(i.int_arg()) +
-               " columns allocated with cta_group::" + (pair ? "2" : "1") + " at " +
-               where(block.op.instr),
-           "R27, PTX ISA §9.7.16.7.1");
+    // The verifier refused a kernel that mixes ::1 and ::2 (R27), so ::2 frees pair blocks only.
     if (pair) {
       check_pair_warp(w, pc, "tcgen05.dealloc.cta_group::2");
       check_peer_allocated(w, pc, *pair, "deallocates");
+      // Both halves have the pair's nCols: each equals its own block's (R23 above), and the
+      // blocks' were checked equal at the allocs (R29).
       const int peer = 1 - cta_of(w);
       const PairHalf& theirs = pair->halves[static_cast<size_t>(peer)];
-      if (theirs.dealloc.valid() && theirs.dealloc_ncols != static_cast<int>(ncols))
-        fail(pc, w, -1,
-             warp + " deallocates " + std::to_string(ncols) + " columns with cta_group::2, but CTA " +
-                 std::to_string(peer) + " deallocated " + std::to_string(theirs.dealloc_ncols) +
-                 " at " + where(theirs.dealloc.instr) +
-                 "; both halves of the pair take the same nCols",
-             "R29, PTX ISA §9.7.16.7.1");
       // With ::2 no access of the peer CTA may be outstanding either (TCGEN05.md §6).
       if (!theirs.dealloc.valid()) check_accesses_done(w, pc, peer, block);
       pair->halves[static_cast<size_t>(cta_of(w))].dealloc = {w, 0, pc};
-      pair->halves[static_cast<size_t>(cta_of(w))].dealloc_ncols = static_cast<int>(ncols);
     }
     check_accesses_done(w, pc, cta_of(w), block);
     tmem.release(index);
