@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "runtime/compile/sass.h"
+#include "runtime/ptx/cta_group_check.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
@@ -504,6 +505,8 @@ std::string ptxas_path() {
 
 Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options) {
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  // R27 before ptxas: it checks per function only, not a kernel's calls into a ::2 helper.
+  if (Status mixed = ptx::check_cta_groups(ptx); !mixed.ok()) return std::move(mixed).error();
   const Backend backend = resolve_backend(options.backend);
   Keeper keeper(options, ptx, ".ptx");
   Result<CompiledModule> result = Error(ErrorCode::kInternal, "no backend ran");
