@@ -698,11 +698,13 @@ std::string cuda_lifecycle(Target target, bool extern_state, int cta_group) {
        << "  asm volatile(\"tcgen05.alloc" << group
        << ".sync.aligned.shared::cta.b32 [%0], %1;\" "
           "::\n               \"r\"(dst), \"r\"(columns) : \"memory\");\n"
-       << "  asm volatile(\"tcgen05.relinquish_alloc_permit" << group << ".sync.aligned;\" ::: "
+       << "  asm volatile(\"tcgen05.relinquish_alloc_permit" << group
+       << ".sync.aligned;\" ::: "
           "\"memory\");\n}\n"
        << "__device__ __forceinline__ void dealloc(" << kU << " tmem_base, " << kU
        << " columns) {\n"
-       << "  asm volatile(\"tcgen05.dealloc" << group << ".sync.aligned.b32 %0, %1;\" :: "
+       << "  asm volatile(\"tcgen05.dealloc" << group
+       << ".sync.aligned.b32 %0, %1;\" :: "
           "\"r\"(tmem_base), \"r\"(columns)\n               : \"memory\");\n}\n"
        << "__device__ __forceinline__ void fence_before_sync() {\n"
        << "  asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");\n}\n"

@@ -41,8 +41,8 @@ LaunchShape launch_shape(const Plan& plan, KernelKind kind, int cta_group = 1);
 // orders both allocs before any use and every use of both CTAs before either dealloc, and a
 // last cluster barrier keeps each CTA active until its peer has released. cta_group other than 1
 // or 2 is kUsage.
-Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind,
-                                 Target target = Target::kSm100a, int cta_group = 1);
+Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target target = Target::kSm100a,
+                                 int cta_group = 1);
 
 // The same as CUDA C++: `__device__ __forceinline__ void tmem_transfer(uint32_t tmem_base,
 // uint32_t (&regs)[N])`, one asm volatile per instruction, for NVRTC or nvcc.

@@ -15,10 +15,10 @@
 #include <sstream>
 
 #include "runtime/compile/sass.h"
-#include "runtime/ptx/cta_group_check.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/ptx/cta_group_check.h"
 #include "runtime/support/hash.h"
 #include "runtime/support/subprocess.h"
 

@@ -394,8 +394,8 @@ std::string transfers_header(const Prepared& prepared, Target target) {
       "#else\n"
       "#include <stdint.h>\n"
       "#endif\n";
-  header += kernels::cuda_lifecycle(target, false,
-                                    kernels::lifecycle_cta_group(prepared.codes).value());
+  header +=
+      kernels::cuda_lifecycle(target, false, kernels::lifecycle_cta_group(prepared.codes).value());
   for (const kernels::TransferCode& code : prepared.codes)
     header += "\n" + kernels::cuda_front_end_declarations(code, target);
   return header;
@@ -565,8 +565,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
       for (const std::string& symbol : {name, name + "_wait", name + "_coord"})
         replace_extern(ptx, symbol, "", true);
     }
-    kernels::add_lifecycle_functions(module,
-                                     kernels::lifecycle_cta_group(prepared->codes).value());
+    kernels::add_lifecycle_functions(module, kernels::lifecycle_cta_group(prepared->codes).value());
     if (kernels::lifecycle_cta_group(prepared->codes).value() == 2)
       lifecycle.insert("tmemjit_cluster_sync");
     for (const std::string& symbol : lifecycle) replace_extern(ptx, symbol, "", true);

@@ -87,7 +87,8 @@ std::map<std::string, FunctionInfo> scan(const std::string& text) {
     if (current.empty() || depth == 0) continue;
     FunctionInfo& f = functions[current];
     static constexpr std::string_view kGroup = ".cta_group::";
-    if (c == '.' && text.compare(i, kGroup.size(), kGroup) == 0 && i + kGroup.size() < text.size()) {
+    if (c == '.' && text.compare(i, kGroup.size(), kGroup) == 0 &&
+        i + kGroup.size() < text.size()) {
       const int group = text[i + kGroup.size()] - '0';
       bool seen = false;
       for (const GroupUse& use : f.uses) seen = seen || use.group == group;

@@ -451,9 +451,8 @@ class FunctionVerifier {
     // granularity(.cta_group::2)"); say so before it does, naming both instructions.
     if (cta_group_ != 0 && cta_group_ != group)
       return Error(ErrorCode::kRule,
-                   "ptx: " + function_.name() + " mixes .cta_group::" +
-                       std::to_string(cta_group_) + " (instruction " +
-                       std::to_string(cta_group_index_) + ") and .cta_group::" +
+                   "ptx: " + function_.name() + " mixes .cta_group::" + std::to_string(cta_group_) +
+                       " (instruction " + std::to_string(cta_group_index_) + ") and .cta_group::" +
                        std::to_string(group) + " (instruction " + std::to_string(index_) +
                        "); all tcgen05 instructions of a kernel use one .cta_group")
           .set_rule(Rule::kR27);

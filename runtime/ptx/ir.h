@@ -115,11 +115,13 @@ enum class Op {
   kTcgen05St,
   kMembarCta,     // membar.cta (GPU emulation of tcgen05 waits and fences)
   kBarWarpSync,   // bar.warp.sync -1 (GPU emulation of tcgen05 waits)
-  kClusterArrive,  // barrier.cluster.arrive.aligned (release): a CTA pair's lifecycle, R29/R31
-  kClusterWait,    // barrier.cluster.wait.aligned (acquire)
   kComment,       // "// text" on its own line
   kLabel,         // a label definition "$L_..:" (use Function::place)
   kUncheckedRaw,  // verbatim text, for negative compile tests only
+  // barrier.cluster.arrive.aligned (release) and barrier.cluster.wait.aligned (acquire): the
+  // CTA pair's lifecycle (R29/R31)
+  kClusterArrive,
+  kClusterWait,
 };
 
 // The tcgen05 instructions (kTcgen05Alloc .. kTcgen05St): warp-collective, sm_100a only, and what

@@ -119,9 +119,9 @@ class Interpreter {
   };
   // One cta_group::2 allocation: one half per CTA, each issued by one warp (TCGEN05.md §6).
   struct PairHalf {
-    OpRef alloc;    // that CTA's tcgen05.alloc.cta_group::2
+    OpRef alloc;     // that CTA's tcgen05.alloc.cta_group::2
     int block = -1;  // its block in that CTA's TMEM
-    OpRef dealloc;  // that CTA's tcgen05.dealloc.cta_group::2
+    OpRef dealloc;   // that CTA's tcgen05.dealloc.cta_group::2
   };
   struct PairAllocation {
     int column = 0;
@@ -436,8 +436,7 @@ class Interpreter {
         SharedMemory::Word* word = shared.word(at);
         if (!word)
           fail(pc, t / 32, t,
-               "shared address " + hex32(at) + " is outside the " +
-                   std::to_string(shared.bytes()) +
+               "shared address " + hex32(at) + " is outside the " + std::to_string(shared.bytes()) +
                    " bytes of shared memory or not 4-byte aligned",
                "shared memory");
         if (load) {
@@ -446,14 +445,12 @@ class Interpreter {
                  "shared memory");
           if (word->writer_warp != t / 32 && word->generation >= barriers)
             fail(pc, t / 32, t,
-                 "reads shared address " + hex32(at) + ", which " +
-                     warp_name(word->writer_warp) +
+                 "reads shared address " + hex32(at) + ", which " + warp_name(word->writer_warp) +
                      " wrote, with no barrier (bar.sync) in between",
                  "data race");
           write_reg(t, d[0].reg(), word->value, pc);
         } else {
-          *word = {static_cast<std::uint32_t>(read_reg(t, s[0].reg(), pc)), true, t / 32,
-                   barriers};
+          *word = {static_cast<std::uint32_t>(read_reg(t, s[0].reg(), pc)), true, t / 32, barriers};
         }
         break;
       }
@@ -764,8 +761,7 @@ class Interpreter {
     if (i.int_arg() != 2) return;
     if (config_.ctas != 2)
       fail(pc, w, -1,
-           "cta_group::2 needs a peer CTA, but the kernel runs as " +
-               std::to_string(config_.ctas) +
+           "cta_group::2 needs a peer CTA, but the kernel runs as " + std::to_string(config_.ctas) +
                " CTA(s); launch it as a cluster of 2 CTAs (sim::Config::ctas)",
            "R29, PTX ISA §9.7.16.7.1");
     const int peer = 1 - cta_of(w);
@@ -909,8 +905,8 @@ class Interpreter {
         if (pair->ncols != n)
           fail(pc, w, -1,
                warp + " allocates " + std::to_string(n) + " columns with cta_group::2, but CTA " +
-                   std::to_string(peer) + " allocated " + std::to_string(pair->ncols) +
-                   " at " + where(theirs.instr) + "; both halves of the pair take the same nCols",
+                   std::to_string(peer) + " allocated " + std::to_string(pair->ncols) + " at " +
+                   where(theirs.instr) + "; both halves of the pair take the same nCols",
                "R29, PTX ISA §9.7.16.7.1");
         if (!tmem.is_free(pair->column, n))
           fail(pc, w, -1,
@@ -978,8 +974,8 @@ class Interpreter {
            "R23, PTX ISA §9.7.16.7.1");
     if (block.op.warp != w)
       fail(pc, w, -1,
-           warp + " deallocates columns that " + warp_name(block.op.warp) +
-               " allocated at " + where(block.op.instr) + "; the allocating warp frees them",
+           warp + " deallocates columns that " + warp_name(block.op.warp) + " allocated at " +
+               where(block.op.instr) + "; the allocating warp frees them",
            "R29, TCGEN05.md §6");
     PairAllocation* pair = pair_of(cta_of(w), index);
     // The verifier refused a kernel that mixes ::1 and ::2 (R27), so ::2 frees pair blocks only.
@@ -1145,8 +1141,7 @@ class Interpreter {
                 fail(pc, w, 32 * w + l,
                      who() + " overwrites " + cell_text(lane, column) +
                          ", which the tcgen05.ld at " + where(ld.instr) + " by " +
-                         warp_name(ld.warp) +
-                         " reads: " + order_.missing(OpKind::kLoad, ld, w),
+                         warp_name(ld.warp) + " reads: " + order_.missing(OpKind::kLoad, ld, w),
                      "R31, PTX ISA §9.7.16.6");
             c.loads.clear();
             c.last_store = self;
@@ -1183,16 +1178,16 @@ class Interpreter {
   int warps_per_cta_;
   int warps_;  // of the whole cluster: warp w is warp w % warps_per_cta_ of CTA w / warps_per_cta_
   AsyncOrder order_;
-  std::vector<Tmem> tmems_;                // per CTA
-  std::vector<SharedMemory> shareds_;      // per CTA
-  std::vector<int> cta_barriers_;          // barriers each CTA completed (shared-memory races)
-  std::vector<Thread> threads_;            // thread t is thread t % threads of CTA t / threads
+  std::vector<Tmem> tmems_;            // per CTA
+  std::vector<SharedMemory> shareds_;  // per CTA
+  std::vector<int> cta_barriers_;      // barriers each CTA completed (shared-memory races)
+  std::vector<Thread> threads_;        // thread t is thread t % threads of CTA t / threads
   std::vector<WarpState> warp_state_;
-  std::vector<PairAllocation> pairs_;      // cta_group::2 allocations in order
-  std::array<int, 2> pair_halves_{};       // alloc::2 halves each CTA issued
-  std::array<int, 2> pair_warp_{-1, -1};   // the warp of each CTA that issues its ::2 lifecycle
-  int cluster_arrivals_ = 0;               // warps arrived at the current cluster phase
-  int cluster_phases_ = 0;                 // cluster barrier phases completed
+  std::vector<PairAllocation> pairs_;     // cta_group::2 allocations in order
+  std::array<int, 2> pair_halves_{};      // alloc::2 halves each CTA issued
+  std::array<int, 2> pair_warp_{-1, -1};  // the warp of each CTA that issues its ::2 lifecycle
+  int cluster_arrivals_ = 0;              // warps arrived at the current cluster phase
+  int cluster_phases_ = 0;                // cluster barrier phases completed
   std::map<std::string, size_t> param_index_;
   std::map<std::string, std::uint32_t> shared_address_;
   std::map<std::string, int> labels_;

@@ -50,7 +50,8 @@ void expect_each_cta_uses_its_block(tmem::Executor& executor) {
   const auto shape = tmem::kernels::launch_shape(plan, KernelKind::kRoundtrip, 2);
   const size_t words = static_cast<size_t>(shape.ctas * shape.threads * shape.slots);
   std::vector<std::uint32_t> in(words), out(words, 0);
-  for (size_t k = 0; k < words; ++k) in[k] = 0x51A70000u ^ static_cast<std::uint32_t>(k * 2654435761u);
+  for (size_t k = 0; k < words; ++k)
+    in[k] = 0x51A70000u ^ static_cast<std::uint32_t>(k * 2654435761u);
   auto ran = executor.run_pair(spec, plan, KernelKind::kRoundtrip, in, out);
   ASSERT_TRUE(ran.ok()) << ran.error().full_text();
   // The seed's register view covers every slot of every thread, so Out is In, block by block.

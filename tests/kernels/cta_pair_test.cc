@@ -44,16 +44,17 @@ TEST(KernelsPair, LifecycleOrdersBothPeersWithClusterBarriers) {
   const std::string handoff =
       "tcgen05.fence::before_thread_sync;\n\tbarrier.cluster.arrive.aligned;\n"
       "\tbarrier.cluster.wait.aligned;\n\ttcgen05.fence::after_thread_sync;";
-  expect_in_order(ptx, {"mov.u32 %r2, %ctaid.x;",
-                        "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 "
-                        "[tmem_base_address], 64;",
-                        handoff,  // both allocs before any use (R31)
-                        "tcgen05.st.sync.aligned.32x32b.x64.b32", "tcgen05.wait::st.sync.aligned;",
-                        "tcgen05.ld.sync.aligned.32x32b.x64.b32", "tcgen05.wait::ld.sync.aligned;",
-                        handoff,  // every use of both CTAs before either dealloc (R31)
-                        "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
-                        "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;",
-                        "barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tret;"});
+  expect_in_order(ptx,
+                  {"mov.u32 %r2, %ctaid.x;",
+                   "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 "
+                   "[tmem_base_address], 64;",
+                   handoff,  // both allocs before any use (R31)
+                   "tcgen05.st.sync.aligned.32x32b.x64.b32", "tcgen05.wait::st.sync.aligned;",
+                   "tcgen05.ld.sync.aligned.32x32b.x64.b32", "tcgen05.wait::ld.sync.aligned;",
+                   handoff,  // every use of both CTAs before either dealloc (R31)
+                   "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
+                   "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;",
+                   "barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tret;"});
   EXPECT_EQ(ptx.find("cta_group::1"), std::string::npos) << "one .cta_group per kernel (R27)";
 }
 
@@ -76,7 +77,8 @@ TEST(KernelsPair, EachCtaHasItsOwnBlockOfTheBuffers) {
 TEST(KernelsPair, CtaGroup1KeepsTheSingleCtaKernel) {
   for (KernelKind kind : kKinds) {
     const std::string one = kernel_ptx(seed_plan(), kind, 1);
-    EXPECT_EQ(one, tmem::ptx::print(tmem::kernels::build_kernel(seed_plan(), kind).value()).value());
+    EXPECT_EQ(one,
+              tmem::ptx::print(tmem::kernels::build_kernel(seed_plan(), kind).value()).value());
     EXPECT_EQ(one.find("barrier.cluster"), std::string::npos);
     EXPECT_EQ(one.find("cta_group::2"), std::string::npos);
   }
@@ -134,11 +136,10 @@ TEST(DeviceFunctionPair, CudaHelpersAllocAsAPairAndSyncTheCluster) {
   const auto spec = tmemjit_test::seed_layout_b(true).make();
   auto fn = tmem::device_function(spec, pair_options(tmem::Language::kCuda));
   ASSERT_TRUE(fn.ok()) << fn.error().full_text();
-  for (const char* text :
-       {"tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
-        "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;",
-        "tcgen05.dealloc.cta_group::2.sync.aligned.b32", "void cluster_sync()",
-        "barrier.cluster.arrive.aligned;", "barrier.cluster.wait.aligned;"})
+  for (const char* text : {"tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
+                           "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;",
+                           "tcgen05.dealloc.cta_group::2.sync.aligned.b32", "void cluster_sync()",
+                           "barrier.cluster.arrive.aligned;", "barrier.cluster.wait.aligned;"})
     EXPECT_NE(fn->source.find(text), std::string::npos) << text << "\n" << fn->source;
   EXPECT_EQ(fn->source.find("cta_group::1"), std::string::npos) << fn->source;
   // cta_group 1 (the default) keeps the single-CTA helpers and no cluster_sync.

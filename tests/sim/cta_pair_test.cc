@@ -154,7 +154,7 @@ struct PairRun {
 
 PairRun run(const PairVariant& v, int ctas = 2) {
   PairRun r{std::monostate{}, std::vector<std::uint32_t>(2 * kThreads),
-        std::vector<std::uint32_t>(2 * kThreads, 0)};
+            std::vector<std::uint32_t>(2 * kThreads, 0)};
   for (size_t k = 0; k < r.in.size(); ++k) r.in[k] = 0xC0DE0000u + static_cast<std::uint32_t>(k);
   GlobalMemory memory;
   const std::uint64_t params[2] = {memory.map_read_only("in", r.in), memory.map("out", r.out)};

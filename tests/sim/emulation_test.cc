@@ -134,7 +134,9 @@ TEST(EmulationPairOnSim, EachCtaMovesItsOwnBlock) {
         EXPECT_EQ(out[k] == in[k], out[per_cta + k] == in[per_cta + k]) << text.op << " slot " << k;
       }
       EXPECT_GT(covered, 0u) << text.op;
-      if (text.op == tmemjit_test::seed_layout_b(true).op) EXPECT_EQ(out, in);
+      if (text.op == tmemjit_test::seed_layout_b(true).op) {
+        EXPECT_EQ(out, in);
+      }
     }
   }
 }

@@ -29,8 +29,8 @@ TEST(CliPtx, CtaGroup2PrintsThePairLifecycle) {
 
 TEST(CliCompile, CtaGroup2CompilesForSm100a) {
   const auto s = spec();
-  auto r = run_cli("compile", "--op", s.op, "--scope", s.scope, "--tmem", s.tmem, "--regs",
-                   s.regs, "--cta-group", "2", "--backend", "ptxas", "--no-cache", "--json");
+  auto r = run_cli("compile", "--op", s.op, "--scope", s.scope, "--tmem", s.tmem, "--regs", s.regs,
+                   "--cta-group", "2", "--backend", "ptxas", "--no-cache", "--json");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_TRUE(json.at("ok").get<bool>());
