@@ -37,7 +37,8 @@ constexpr CommandEntry kCommands[] = {
     {"specialize", tmemjit_cli::cmd_specialize,
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
-     "                 [--no-wait] [--warp-arg] [--column-arg] [-I DIR] [-D NAME[=V]]\n"
+     "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
+     "                 [-I DIR] [-D NAME[=V]]\n"
      "                 [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"

@@ -2,7 +2,9 @@
 // the command line, and exit 2 for any value but 1 or 2.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/cli_util.h"
 #include "common/spec_fixtures.h"
@@ -58,6 +60,33 @@ TEST(CliRun, OtherCtaGroupsAreUsageErrors) {
     EXPECT_EQ(r.exit_code, 2) << value << ": " << r.out << r.err;
     const auto json = nlohmann::json::parse(r.out);
     EXPECT_EQ(json.at("error").at("code").get<std::string>(), "usage") << value;
+  }
+}
+
+// R27 from the command line: two transfers of one kernel whose lifecycles disagree (the spec
+// file's "cta_group" against --cta-group) are refused before anything compiles.
+TEST(CliSpecialize, TransfersWithDifferentCtaGroupsAreR27) {
+  const std::string dir = testing::TempDir();
+  const auto s = spec();
+  const nlohmann::json fields = {
+      {"op", s.op}, {"scope", s.scope}, {"tmem", s.tmem}, {"regs", s.regs}};
+  nlohmann::json pair = fields;
+  pair["cta_group"] = 2;
+  std::ofstream(dir + "/cta_a.json") << fields.dump();
+  std::ofstream(dir + "/cta_b.json") << pair.dump();
+  std::ofstream(dir + "/cta_kernel.ptx")
+      << ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+  for (const char* group : {"2", "1"}) {
+    auto r = run_cli("specialize", dir + "/cta_kernel.ptx", "--transfer",
+                     "a=" + dir + "/cta_a.json", "--transfer", "b=" + dir + "/cta_b.json",
+                     "--cta-group", group, "--no-cache", "--json");
+    if (std::string(group) == "2") {  // a takes --cta-group 2, b says 2: one lifecycle
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    const auto json = nlohmann::json::parse(r.out);
+    EXPECT_EQ(json.at("error").at("rule").get<std::string>(), "R27") << r.out;
   }
 }
 
