@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "common/spec_fixtures.h"
+#include "runtime/compile/sass.h"
 #include "runtime/jit/compile_transfer.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
+#include "tmem/specialize.h"
 
 namespace tmem {
 namespace {
@@ -61,6 +63,73 @@ TEST(CtaPairCompile, PairCompilesAndLaunchesOnlyWholeClusters) {
   const Status launched = kernel->launch(config, nullptr);
   ASSERT_FALSE(launched.ok());
   EXPECT_EQ(launched.error().code(), ErrorCode::kUsage) << launched.error().full_text();
+  set_cache_options(saved);
+}
+
+// A user's kernel written for a CTA pair (docs/specialization.md): warp 0 of each CTA allocates
+// with the pair's helpers, cluster_sync() orders the peers around the use and the release.
+const char* kPairSource = R"(#include <tmemjit/transfers.cuh>
+
+extern "C" __global__ void __launch_bounds__(128) pair_roundtrip(const float* in, float* out) {
+  __shared__ unsigned int base_shared;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&base_shared, 128);
+  tmemjit::fence_before_sync();
+  tmemjit::cluster_sync();
+  tmemjit::fence_after_sync();
+  const unsigned int base = base_shared;
+  const int block = blockIdx.x * 128 * 128;
+  float regs[acc_st_regs];
+  for (int s = 0; s < acc_st_regs; ++s) {
+    int index[2];
+    acc_st_coord(threadIdx.x, s, index);
+    regs[s] = index[0] < 0 ? 0.0f : in[block + index[0] * 128 + index[1]];
+  }
+  acc_st(base, regs);
+  float back[acc_ld_regs];
+  acc_ld(base, back);
+  for (int s = 0; s < acc_ld_regs; ++s) {
+    int index[2];
+    acc_ld_coord(threadIdx.x, s, index);
+    if (index[0] >= 0) out[block + index[0] * 128 + index[1]] = back[s];
+  }
+  tmemjit::fence_before_sync();
+  tmemjit::cluster_sync();
+  tmemjit::fence_after_sync();
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(base, 128);
+  tmemjit::cluster_sync();
+}
+)";
+
+TEST(CtaPairCompile, UserKernelWithThePairHelpersCompilesForSm100aAndSm90) {
+  const CacheOptions saved = cache_options();
+  CacheOptions memory_only = saved;
+  memory_only.disk = false;
+  set_cache_options(memory_only);
+  KernelSource source;
+  source.text = kPairSource;
+  source.entry = "pair_roundtrip";
+  std::vector<NamedTransfer> transfers;
+  for (bool store : {true, false}) {
+    NamedTransfer t{tmemjit_test::seed_layout_b(store).make(), {}};
+    t.options.name = store ? "acc_st" : "acc_ld";
+    t.options.cta_group = 2;
+    transfers.push_back(t);
+  }
+  for (Target target : {Target::kSm100a, Target::kSm90}) {
+    CompileOptions options;
+    options.target = target;
+    auto kernel = compile_kernel(source, transfers, options);
+    ASSERT_TRUE(kernel.ok()) << to_string(target) << ": " << kernel.error().full_text();
+    if (target != Target::kSm100a) continue;
+    const auto tool = sass::find_disassembler();
+    if (!tool) continue;
+    const sass::Listing listing(sass::disassemble(*tool, kernel->cubin()).value());
+    int paired = 0;
+    for (const std::string& m : listing.mnemonics())
+      paired += m.rfind("UTCATOMSWS.2CTA", 0) == 0 && m.find("FIND_AND_SET") != std::string::npos;
+    EXPECT_GT(paired, 0) << "the pair's alloc in the SASS";
+    EXPECT_EQ(listing.count("UCGABAR_ARV"), 3);
+  }
   set_cache_options(saved);
 }
 
