@@ -3,8 +3,11 @@
 // before anything is loaded.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "common/spec_fixtures.h"
 #include "runtime/compile/sass.h"
+#include "runtime/cuda/driver.h"
 #include "runtime/jit/compile_transfer.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
@@ -131,6 +134,64 @@ TEST(CtaPairCompile, UserKernelWithThePairHelpersCompilesForSm100aAndSm90) {
     EXPECT_EQ(listing.count("UCGABAR_ARV"), 3);
   }
   set_cache_options(saved);
+}
+
+// The same user kernel launched as one cluster of 2 CTAs (label emu): the sm_90 emulation on a
+// Hopper GPU, the real pair on 10.x/11.x. Each CTA round-trips its own 64 x 128 tile. Skips with
+// the reason where there is no such GPU.
+TEST(CtaPairEmu, UserKernelRoundTripsBothTilesInAClusterOfTwo) {
+  if (Status ok = driver::ensure_driver(); !ok.ok()) GTEST_SKIP() << ok.error().message();
+  auto count = driver::device_count();
+  if (!count.ok() || *count == 0)
+    GTEST_SKIP() << (count.ok() ? "no CUDA device" : count.error().message());
+  auto info = driver::device_info(0);
+  ASSERT_TRUE(info.ok()) << info.error().full_text();
+  if (info->compute_capability < 90)
+    GTEST_SKIP() << "clusters need compute capability 9.0 or later, found "
+                 << driver::cc_to_string(info->compute_capability);
+  Target target = Target::kSm90;
+  if (info->compute_capability >= 100) {
+    auto real = parse_target("sm_" + std::to_string(info->compute_capability) + "a");
+    if (real.ok()) target = *real;
+  }
+  KernelSource source;
+  source.text = kPairSource;
+  source.entry = "pair_roundtrip";
+  std::vector<NamedTransfer> transfers;
+  for (bool store : {true, false}) {
+    NamedTransfer t{tmemjit_test::seed_layout_b(store).make(), {}};
+    t.options.name = store ? "acc_st" : "acc_ld";
+    t.options.cta_group = 2;
+    transfers.push_back(t);
+  }
+  CompileOptions options;
+  options.target = target;
+  auto kernel = compile_kernel(source, transfers, options);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+
+  constexpr size_t kBlock = 128 * 128;  // the kernel's per-CTA stride; the tile is 64 x 128
+  std::vector<float> in(2 * kBlock), out(2 * kBlock, -1.0f);
+  for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<float>(k) + 0.5f;
+  auto in_buffer = driver::DeviceBuffer::alloc(in.size() * 4).value();
+  auto out_buffer = driver::DeviceBuffer::alloc(out.size() * 4).value();
+  ASSERT_TRUE(in_buffer.upload(in.data(), in.size() * 4).ok());
+  ASSERT_TRUE(out_buffer.upload(out.data(), out.size() * 4).ok());
+  void* args[] = {in_buffer.arg(), out_buffer.arg()};
+  LaunchConfig config;
+  config.grid = {2, 1, 1};
+  config.block = {128, 1, 1};
+  config.cluster_ctas = 2;
+  const Status launched = kernel->launch(config, args);
+  ASSERT_TRUE(launched.ok()) << launched.error().full_text();
+  ASSERT_TRUE(driver::synchronize().ok());
+  if (kernel->emulated()) {
+    auto check = kernel->emulation_check();
+    ASSERT_TRUE(check.ok()) << check.error().full_text();
+  }
+  ASSERT_TRUE(out_buffer.download(out.data(), out.size() * 4).ok());
+  for (size_t cta = 0; cta < 2; ++cta)
+    for (size_t k = 0; k < 64 * 128; ++k)
+      ASSERT_EQ(out[cta * kBlock + k], in[cta * kBlock + k]) << "CTA " << cta << " element " << k;
 }
 
 }  // namespace
