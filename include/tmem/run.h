@@ -83,6 +83,7 @@ struct RunReport {
   std::string device_description;
   std::vector<std::string> passed_over;  // one line per device `auto` did not use, and why
   std::uint64_t seed = 1;
+  int cta_group = 1;                   // 2: every check ran on a CTA pair (RunOptions::cta_group)
   std::vector<CheckResult> checks;     // the checks that ran, in order
   std::vector<LeftOutCheck> left_out;  // the checks that do not apply to the spec
 
@@ -93,6 +94,7 @@ struct RunReport {
   // "PASS: ..." or "FAIL: ...".
   std::string to_string() const;
   // {"ok": true, "pass": .., "device": .., "description": .., "passed_over": [..], "seed": ..,
+  //  "cta_group": ..,
   //  "elements": .., "checks": [{"name", "elements", "pass", "mismatch"?, "error"?, "rule"?}],
   //  "left_out": [{"name", "reason"}]}
   std::string to_json() const;

@@ -500,6 +500,9 @@ std::string RunReport::to_string() const {
   os << "device: " << device_description << "\n";
   for (const std::string& line : passed_over) os << "  passed over " << line << "\n";
   os << "seed: " << seed << "\n";
+  if (cta_group == 2)
+    os << "cta group: 2 (a CTA pair in one cluster; CTA 1 runs on the complement of CTA 0's "
+          "data)\n";
   for (const CheckResult& c : checks) {
     std::string name = c.name;
     name.resize(10, ' ');
@@ -552,6 +555,7 @@ std::string RunReport::to_json() const {
                          {"description", device_description},
                          {"passed_over", passed_over},
                          {"seed", seed},
+                         {"cta_group", cta_group},
                          {"elements", elements()},
                          {"checks", list},
                          {"left_out", skipped}};
@@ -583,6 +587,7 @@ Result<RunReport> run_transfer(const TransferSpec& spec, const Plan& plan,
   report.device = (*executor)->device();
   report.device_description = (*executor)->description();
   report.seed = options.seed;
+  report.cta_group = options.cta_group;
   std::istringstream lines(why_not);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty()) report.passed_over.push_back(line);

@@ -49,6 +49,8 @@ TEST(CliRun, CtaGroup2PassesOnTheSimulatorWithBothCtasChecked) {
   ASSERT_EQ(pair.exit_code, 0) << pair.out << pair.err;
   const auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(pair.out);
   EXPECT_TRUE(b.at("pass").get<bool>());
+  EXPECT_EQ(a.at("cta_group").get<int>(), 1);
+  EXPECT_EQ(b.at("cta_group").get<int>(), 2);
   EXPECT_EQ(b.at("elements").get<long>(), 2 * a.at("elements").get<long>());
 }
 
