@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -98,7 +99,9 @@ Result<TransferCode> prepare_transfer(const TransferSpec& spec,
 // fence_after_sync; for sm_90 also the emulation state and helpers), guarded by a macro so that
 // it is defined once per translation unit. `extern_state`: the emulation state is declared, not
 // defined (a second translation unit of the same program).
-std::string cuda_lifecycle(Target target, bool extern_state = false);
+// cta_group 2: the CTA pair's lifecycle (alloc/dealloc/relinquish with .cta_group::2) and
+// tmemjit::cluster_sync(), the cluster barrier that orders the peers (TCGEN05.md §6, R29/R31).
+std::string cuda_lifecycle(Target target, bool extern_state = false, int cta_group = 1);
 // The transfer's CUDA C++ functions, inline: tcgen05 asm, or the emulated form for sm_90.
 std::string cuda_transfer(const TransferCode& code, Target target);
 
@@ -113,8 +116,9 @@ std::string cuda_implementation(const std::vector<const TransferCode*>& codes, T
 inline constexpr const char* kTransferMarker = "// tmemjit transfer ";
 // A PTX kernel's transfers emulated for sm_90: CUDA C++ defining, as extern "C" functions with
 // the ABI of add_transfer_functions and add_lifecycle_functions, NAME, NAME_wait, NAME_coord
-// and the tmemjit_* lifecycle, plus the emulation state; NVRTC compiles it to relocatable PTX
-// that compile_kernel splices into the user's module in place of the real .funcs.
+// and the tmemjit_* lifecycle (the pair's with tmemjit_cluster_sync when the codes say cta_group
+// 2), plus the emulation state; NVRTC compiles it to relocatable PTX that compile_kernel splices
+// into the user's module in place of the real .funcs.
 std::string cuda_emulated_ptx_functions(const std::vector<const TransferCode*>& codes);
 // Everything of a transfer the kernel's side depends on (its name, direction, registers, dtype,
 // rank and options), as text for a cache key.
@@ -130,8 +134,13 @@ Status add_transfer_functions(ptx::Module& module, const TransferCode& code,
                               const std::string& coord_symbol);
 // Adds the PTX lifecycle .funcs: tmemjit_alloc(.b32 smem_address, .b32 columns),
 // tmemjit_dealloc(.b32 tmem_base, .b32 columns), tmemjit_fence_before_sync(),
-// tmemjit_fence_after_sync().
-void add_lifecycle_functions(ptx::Module& module);
+// tmemjit_fence_after_sync(); with cta_group 2 the pair's forms and tmemjit_cluster_sync().
+void add_lifecycle_functions(ptx::Module& module, int cta_group = 1);
+
+// The one cta_group of the lifecycle shared by `codes` (1 when empty): their
+// DeviceFunctionOptions::cta_group must agree, since every tcgen05 instruction of a kernel uses
+// one .cta_group (R27: kRule naming both transfers); a value other than 1 or 2 is kUsage.
+Result<int> lifecycle_cta_group(std::span<const TransferCode> codes);
 
 // The emulation's description of status code `first_id + k` of the transfer: its instruction.
 std::vector<std::string> emulated_instructions(const TransferCode& code);

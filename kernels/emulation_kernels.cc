@@ -1,6 +1,7 @@
 // Lowering of tcgen05 harness kernels to sm_90 PTX with TMEM in global memory (see the header).
 #include "kernels/emulation_kernels.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
@@ -61,6 +62,20 @@ class Lowering {
     Reg raw = g_->new_reg(RegClass::kB64), buffer = g_->new_reg(RegClass::kB64);
     g_->emit(Instruction::ld_param(Type::kU64, raw, param));
     g_->emit(Instruction::cvta_to_global(buffer, raw));
+    // A CTA pair (cta_group::2) emulates each CTA's TMEM in its own EmulationBuffer: CTA c's
+    // starts kEmuBufferWords words after CTA c-1's.
+    const bool pair = std::any_of(f.body().begin(), f.body().end(), [](const Instruction& i) {
+      return i.op() == Op::kTcgen05Alloc && i.int_arg() == 2;
+    });
+    if (pair) {
+      Reg cta = g_->new_reg(RegClass::kB32), block = g_->new_reg(RegClass::kB64),
+          own = g_->new_reg(RegClass::kB64);
+      g_->emit(Instruction::mov(Type::kU32, cta, Operand::special(ptx::SpecialReg::kCtaidX)));
+      g_->emit(Instruction::mul_wide(Type::kU32, block, cta,
+                                     Operand::imm(static_cast<std::int64_t>(kEmuBufferWords * 4))));
+      g_->emit(Instruction::add(Type::kU64, own, buffer, block));
+      buffer = own;
+    }
     Reg tid = g_->new_reg(RegClass::kB32), warp = g_->new_reg(RegClass::kB32),
         rank = g_->new_reg(RegClass::kB32);
     lane_ = g_->new_reg(RegClass::kB32);
@@ -399,8 +414,8 @@ Result<EmulationKernel> lower_to_emulation(const ptx::Module& module) {
   return Lowering(module).run();
 }
 
-Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind) {
-  auto real = build_kernel(plan, kind, Target::kSm100a);
+Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind, int cta_group) {
+  auto real = build_kernel(plan, kind, Target::kSm100a, cta_group);
   if (!real) return std::move(real).error();
   return lower_to_emulation(*real);
 }

@@ -115,9 +115,12 @@ Status decode_user_emulation_status(std::span<const std::uint32_t> status, unsig
 // lowering does not know (a tcgen05.ld/st before any alloc, a native image that is not additive).
 Result<EmulationKernel> lower_to_emulation(const ptx::Module& module);
 
-// build_kernel(plan, kind) lowered: the harness kernel `kind` for sm_90. The Plan must come from
-// tmem::check.
-Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind);
+// build_kernel(plan, kind, cta_group) lowered: the harness kernel `kind` for sm_90. The Plan must
+// come from tmem::check. With cta_group 2 the kernel runs as a cluster of 2 CTAs (sm_90 has
+// clusters and barrier.cluster) and `tmem_emu` points at 2 EmulationBuffers, one per CTA (CTA c
+// at word c * kEmuBufferWords): TMEM is per CTA, as on sm_100.
+Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind,
+                                               int cta_group = 1);
 
 // Reads the status slots of a finished launch (kEmuStatusWords words, or fewer: the first
 // threads' slots). The first violation in thread order is a kRule error naming the instruction,

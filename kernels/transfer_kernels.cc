@@ -23,16 +23,18 @@ constexpr int kRawChunk = 32;  // columns per 32x32b.x32 instruction of the raw 
 struct Builder {
   const Plan& plan;
   KernelKind kind;
+  int cta_group;
   LaunchShape shape;
   ptx::Module module;
   Function* f = nullptr;
   std::string smem;
   Reg tid, warp, base, not_warp0, not_participant;
+  Reg io_row, raw_row;  // this thread's row in In/Out and in Raw: tid, plus the CTA's block
   Label after_alloc, after_transfer, end;
   std::map<int, Reg> slot_regs;  // PTX register of each plan slot (one name in every lane)
 
-  Builder(const Plan& p, KernelKind k, Target target)
-      : plan(p), kind(k), shape(launch_shape(p, k)), module(target) {}
+  Builder(const Plan& p, KernelKind k, Target target, int group)
+      : plan(p), kind(k), cta_group(group), shape(launch_shape(p, k, group)), module(target) {}
 
   Reg param_pointer(const std::string& name) {
     const std::string& param = f->add_param(Type::kU64, name);
@@ -86,8 +88,8 @@ struct Builder {
     // ptxas 13.0 (bench/codegen_report: 128 B less per store kernel; .uni is 128 B smaller for
     // fill).
     f->emit(Instruction::bra(skip, not_raw_warp, false, /*uniform=*/fill));
-    Reg lane_row =
-        row_address(raw, tid, shape.raw_columns);  // tid < 128 = TMEM lane of this thread
+    Reg lane_row = row_address(raw, raw_row,
+                               shape.raw_columns);  // tid < 128 = TMEM lane of this thread
     Reg slab = f->new_reg(RegClass::kB32), lanes = f->new_reg(RegClass::kB32);
     f->emit(Instruction::shl(Type::kB32, slab, warp, Operand::imm(21)));
     f->emit(Instruction::add(Type::kU32, lanes, base, slab));
@@ -125,6 +127,24 @@ struct Builder {
     f->emit(Instruction::tcgen05_fence_after());
   }
 
+  // The same across the CTA pair: bar.sync orders one CTA only, the cluster barrier both.
+  void pair_handoff() {
+    f->emit(Instruction::tcgen05_fence_before());
+    f->emit(Instruction::cluster_arrive());
+    f->emit(Instruction::cluster_wait());
+    f->emit(Instruction::tcgen05_fence_after());
+  }
+
+  void lifecycle_handoff() { cta_group == 2 ? pair_handoff() : cta_handoff(); }
+
+  // row = %ctaid.x * rows + tid: each CTA of the pair has its own block of a buffer.
+  Reg cta_row(Reg cta, int rows) {
+    Reg first = f->new_reg(RegClass::kB32), row = f->new_reg(RegClass::kB32);
+    f->emit(Instruction::mul_lo(Type::kU32, first, cta, Operand::imm(rows)));
+    f->emit(Instruction::add(Type::kU32, row, first, tid));
+    return row;
+  }
+
   Result<ptx::Module> build() {
     smem = module.add_shared("tmem_base_address");
     f = &module.add_function(Function::Kind::kEntry, kernel_name(kind));
@@ -140,15 +160,24 @@ struct Builder {
     f->emit(Instruction::mov(Type::kU32, tid, Operand::special(ptx::SpecialReg::kTidX)));
     f->emit(Instruction::shr(Type::kU32, warp, tid, Operand::imm(5)));  // %warpid is not stable
     f->emit(Instruction::setp(ptx::Cmp::kNe, Type::kU32, not_warp0, warp, Operand::imm(0)));
+    io_row = raw_row = tid;
+    if (cta_group == 2) {
+      Reg cta = f->new_reg(RegClass::kB32);
+      f->emit(Instruction::mov(Type::kU32, cta, Operand::special(ptx::SpecialReg::kCtaidX)));
+      io_row = cta_row(cta, shape.threads);
+      raw_row = cta_row(cta, 128);
+    }
 
-    // Warp 0 allocates (cta_group::1: one warp of the CTA, TCGEN05.md §6). A plain bra (uniform
-    // all the same): after bra.uni, ptxas 13.0 wraps the allocation in an ELECT loop, 128 to 2300
-    // bytes more SASS per kernel (bench/codegen_report, docs/benchmarks.md).
+    // Warp 0 allocates (cta_group::1: one warp of the CTA; ::2: warp 0 of each CTA of the pair,
+    // TCGEN05.md §6). A plain bra (uniform all the same): after bra.uni, ptxas 13.0 wraps the
+    // allocation in an ELECT loop, 128 to 2300 bytes more SASS per kernel (bench/codegen_report,
+    // docs/benchmarks.md).
     after_alloc = f->new_label("after_alloc");
     f->emit(Instruction::bra(after_alloc, not_warp0));
-    f->emit(Instruction::tcgen05_alloc(Operand::addr(smem), Operand::imm(plan.alloc_columns)));
+    f->emit(Instruction::tcgen05_alloc(Operand::addr(smem), Operand::imm(plan.alloc_columns),
+                                       cta_group));
     f->place(after_alloc);
-    cta_handoff();
+    lifecycle_handoff();  // R31: both peers' allocs come before either uses the columns
     base = f->new_reg(RegClass::kB32);
     f->emit(Instruction::ld_shared(base, Operand::addr(smem)));
 
@@ -181,12 +210,12 @@ struct Builder {
       }
       Reg warp_base = warp_address_base();
       if (kind != KernelKind::kLoad) {
-        move_slots(row_address(first, tid, shape.slots), /*load=*/true);
+        move_slots(row_address(first, io_row, shape.slots), /*load=*/true);
         transfer(/*store=*/true, warp_base);
       }
       if (kind != KernelKind::kStore) {
         transfer(/*store=*/false, warp_base);
-        move_slots(row_address(second, tid, shape.slots), /*load=*/false);
+        move_slots(row_address(second, io_row, shape.slots), /*load=*/false);
       }
       if (!all_participate) f->place(after_transfer);
     }
@@ -195,13 +224,20 @@ struct Builder {
       raw_pass(second, /*fill=*/false);
     }
 
-    // Every warp's accesses are waited for; fence, barrier, then the allocating warp frees.
-    cta_handoff();
+    // Every warp's accesses are waited for; fence, barrier, then the allocating warp frees. With a
+    // pair the barrier is the cluster's: neither CTA frees while its peer still accesses (R31).
+    lifecycle_handoff();
     end = f->new_label("end");
     f->emit(Instruction::bra(end, not_warp0, false, true));
-    f->emit(Instruction::tcgen05_dealloc(base, Operand::imm(plan.alloc_columns)));
-    f->emit(Instruction::tcgen05_relinquish());
+    f->emit(Instruction::tcgen05_dealloc(base, Operand::imm(plan.alloc_columns), cta_group));
+    f->emit(Instruction::tcgen05_relinquish(cta_group));
     f->place(end);
+    // A cta_group::2 dealloc needs its peer CTA still active (R29): neither exits before both
+    // have released.
+    if (cta_group == 2) {
+      f->emit(Instruction::cluster_arrive());
+      f->emit(Instruction::cluster_wait());
+    }
     f->emit(Instruction::ret());
     if (auto ok = module.verify(); !ok) return ok.error();
     return std::move(module);
@@ -247,8 +283,9 @@ namespace tmem::kernels {
 
 std::string kernel_name(KernelKind kind) { return "tmem_" + std::string(to_string(kind)); }
 
-LaunchShape launch_shape(const Plan& plan, KernelKind kind) {
+LaunchShape launch_shape(const Plan& plan, KernelKind kind, int cta_group) {
   LaunchShape shape;
+  shape.ctas = cta_group == 2 ? 2 : 1;
   int warps = plan.scope.launch_warps();
   // The raw 32x32b passes need one warp per lane slab.
   if (kind != KernelKind::kRoundtrip) warps = std::max(warps, 4);
@@ -258,10 +295,14 @@ LaunchShape launch_shape(const Plan& plan, KernelKind kind) {
   return shape;
 }
 
-Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target target) {
+Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target target, int cta_group) {
   if (plan.repeats.empty())
     return Error(ErrorCode::kInternal, "build_kernel: the plan has no instructions");
-  return Builder(plan, kind, target).build();
+  if (cta_group != 1 && cta_group != 2)
+    return Error(ErrorCode::kUsage, "cta_group " + std::to_string(cta_group) +
+                                        "; allowed: 1 (one CTA), 2 (a CTA pair)")
+        .set_rule(Rule::kR27);
+  return Builder(plan, kind, target, cta_group).build();
 }
 
 std::string cuda_device_function(const Plan& plan) {

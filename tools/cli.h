@@ -71,6 +71,10 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
 std::optional<tmem::Direction> auto_direction(std::string_view op);
 tmem::Result<tmem::Selection> selection_from_args(const Args& args);
 
+// --cta-group 1|2 of ptx, compile and run: the harness kernels' TMEM lifecycle, one CTA or a CTA
+// pair (tmem::CompileOptions::cta_group); 1 when absent, kUsage for any other value.
+tmem::Result<int> cta_group_from_args(const Args& args);
+
 // The cache options of every command that compiles (compile, run): --no-cache (no memory and no
 // disk cache for this process) and --cache-dir DIR (the disk-cache root; turns caching on even
 // under TMEMJIT_DISABLE_CACHE=1). Returns `options` with both added.

@@ -79,6 +79,9 @@ tmem::Result<tmem::DeviceFunctionOptions> function_options(const Args& args,
   options.wait = !args.has("--no-wait");
   options.warp_argument = args.has("--warp-arg");
   options.column_argument = args.has("--column-arg");
+  auto cta_group = cta_group_from_args(args);
+  if (!cta_group) return cta_group.error();
+  options.cta_group = *cta_group;
   return options;
 }
 
@@ -108,8 +111,13 @@ tmem::Result<Synthesis> synthesize(const Args& args) {
     out.function = std::move(made).value();
     return out;
   }
+  auto cta_group = cta_group_from_args(args);
+  if (!cta_group) return cta_group.error();
+  tmem::CompileOptions options;
+  options.target = out.target;
+  options.cta_group = *cta_group;
   auto ptx =
-      tmem::transfer_ptx(*spec, tmem::parse_kernel_kind(kind_name(out.kernel)).value(), out.target);
+      tmem::transfer_ptx(*spec, tmem::parse_kernel_kind(kind_name(out.kernel)).value(), options);
   if (!ptx) return ptx.error();
   out.text = std::move(ptx).value();
   return out;
@@ -146,7 +154,8 @@ int cmd_ptx(const std::vector<std::string>& argv) {
                                      {"--name", true},
                                      {"--no-wait", false},
                                      {"--warp-arg", false},
-                                     {"--column-arg", false}}));
+                                     {"--column-arg", false},
+                                     {"--cta-group", true}}));
   if (!args) return report(args.error(), false);
   auto synthesis = synthesize(*args);
   if (!synthesis) return report(synthesis.error(), args->json());
@@ -159,7 +168,8 @@ int cmd_compile(const std::vector<std::string>& argv) {
                                                         {"--target", true},
                                                         {"--backend", true},
                                                         {"-o", true},
-                                                        {"--keep", true}})));
+                                                        {"--keep", true},
+                                                        {"--cta-group", true}})));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
@@ -169,6 +179,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
     if (!parsed) return report(parsed.error(), json);
     options.target = *parsed;
   }
+  auto cta_group = cta_group_from_args(*args);
+  if (!cta_group) return report(cta_group.error(), json);
+  options.cta_group = *cta_group;
   auto form = kernel_form(*args);
   if (!form) return report(form.error(), json);
   const std::string kernel = *form;
@@ -218,6 +231,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
     if (!spec) return report(spec.error(), json);
     tmem::DeviceFunctionOptions function_options;
     function_options.language = cuda ? tmem::Language::kCuda : tmem::Language::kPtx;
+    function_options.cta_group = options.cta_group;
     auto function = tmem::device_function(*spec, function_options, options.target);
     if (!function) return report(function.error(), json);
     auto module =

@@ -12,6 +12,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> options = with_cache_options(spec_options());
   options.push_back({"--device", true});
   options.push_back({"--seed", true});
+  options.push_back({"--cta-group", true});
   auto args = parse_args(argv, options);
   if (!args) return report(args.error(), false);
   const bool json = args->json();
@@ -31,6 +32,9 @@ int cmd_run(const std::vector<std::string>& argv) {
                                 "--seed takes an unsigned 64-bit integer, not '" + *seed + "'"),
                     json);
   }
+  auto cta_group = cta_group_from_args(*args);
+  if (!cta_group) return report(cta_group.error(), json);
+  run_options.cta_group = *cta_group;
   auto spec = spec_from_args(*args);
   if (!spec) return report(spec.error(), json);
   auto result = tmem::run_transfer(*spec, run_options);

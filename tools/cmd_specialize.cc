@@ -32,7 +32,8 @@ tmem::Result<std::string> read_text(const std::string& path, std::streamsize lim
 }
 
 // --transfer N=SPEC.json: the spec's JSON keys (op, scope, tmem, regs[, tmem2, imm]) and,
-// optionally, the device function's: wait, warp_argument, column_argument (booleans).
+// optionally, the device function's: wait, warp_argument, column_argument (booleans) and
+// cta_group (1 or 2: the lifecycle helpers of one CTA or of a CTA pair).
 tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
                                               const tmem::DeviceFunctionOptions& defaults) {
   const size_t eq = value.find('=');
@@ -58,6 +59,13 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
                          "spec file '" + path + "': '" + key + "' must be true or false");
     *field = json[key].get<bool>();
     json.erase(key);
+  }
+  if (json.contains("cta_group")) {
+    if (!json["cta_group"].is_number_integer())
+      return tmem::Error(tmem::ErrorCode::kParse,
+                         "spec file '" + path + "': 'cta_group' must be 1 or 2");
+    options.cta_group = json["cta_group"].get<int>();
+    json.erase("cta_group");
   }
   auto spec = tmem::TransferSpec::from_json(json.dump());
   if (!spec)
@@ -121,6 +129,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                                                    {"--no-wait", false},
                                                    {"--warp-arg", false},
                                                    {"--column-arg", false},
+                                                   {"--cta-group", true},
                                                    {"--transfer", true},
                                                    {"--keep", true}}));
   if (!args) return report(args.error(), false);
@@ -187,6 +196,9 @@ int cmd_specialize(const std::vector<std::string>& argv) {
   defaults.wait = !args->has("--no-wait");
   defaults.warp_argument = args->has("--warp-arg");
   defaults.column_argument = args->has("--column-arg");
+  auto cta_group = cta_group_from_args(*args);
+  if (!cta_group) return report(cta_group.error(), json);
+  defaults.cta_group = *cta_group;
   if (auto single = args->get("--transfer")) transfer_values.push_back(*single);
   std::vector<tmem::NamedTransfer> transfers;
   for (const std::string& value : transfer_values) {

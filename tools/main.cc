@@ -21,11 +21,11 @@ constexpr CommandEntry kCommands[] = {
     {"check", tmemjit_cli::cmd_check, "check SPEC [--json]"},
     {"plan", tmemjit_cli::cmd_plan, "plan SPEC [--json]"},
     {"ptx", tmemjit_cli::cmd_ptx,
-     "ptx SPEC [--kernel roundtrip|store|load|fill|dump|func|cuda] [--target T]\n"
+     "ptx SPEC [--kernel roundtrip|store|load|fill|dump|func|cuda] [--target T] [--cta-group 1|2]\n"
      "                 [--name N] [--no-wait] [--warp-arg] [--column-arg]   (func, cuda)"},
     {"compile", tmemjit_cli::cmd_compile,
      "compile SPEC [--kernel K] [--backend auto|nvptxcompiler|nvjitlink|ptxas|nvrtc|driver]\n"
-     "                 [--target T] [-o FILE] [--keep DIR]\n"
+     "                 [--target T] [-o FILE] [--keep DIR] [--cta-group 1|2]\n"
      "                 [--no-cache | --cache-dir DIR]"},
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
@@ -37,10 +37,12 @@ constexpr CommandEntry kCommands[] = {
     {"specialize", tmemjit_cli::cmd_specialize,
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
-     "                 [--no-wait] [--warp-arg] [--column-arg] [-I DIR] [-D NAME[=V]]\n"
+     "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
+     "                 [-I DIR] [-D NAME[=V]]\n"
      "                 [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
-     "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--json] [--no-cache | --cache-dir DIR]"},
+     "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"
+     "                 [--no-cache | --cache-dir DIR]"},
 };
 
 int usage(std::ostream& os, int code) {

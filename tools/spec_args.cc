@@ -40,6 +40,14 @@ tmem::Result<tmem::Selection> selection_from_args(const Args& args) {
   return tmem::select(*direction, *scope, *tmem_view, *regs_view);
 }
 
+tmem::Result<int> cta_group_from_args(const Args& args) {
+  const std::string text = args.get("--cta-group").value_or("1");
+  if (text == "1") return 1;
+  if (text == "2") return 2;
+  return tmem::Error(tmem::ErrorCode::kUsage,
+                     "--cta-group takes 1 (one CTA) or 2 (a CTA pair), not '" + text + "'");
+}
+
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
   if (!args.positional().empty())
     return tmem::Error(tmem::ErrorCode::kUsage, "unexpected argument '" + args.positional()[0] +

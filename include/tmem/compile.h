@@ -36,6 +36,10 @@ struct CompileOptions {
   int opt_level = 3;                 // ptxas -O0..-O3
   bool line_info = false;            // -lineinfo
   bool tmem_access_check = false;    // ptxas -g-tmem-access-check: run-time TMEM guardrail traps
+  // The harness kernels' TMEM lifecycle (compile_transfer, transfer_ptx): 1, one CTA allocates;
+  // 2, a CTA pair allocates together with .cta_group::2 for 2-SM MMAs (TCGEN05.md §6, R29): the
+  // kernel must be launched as a cluster of 2 CTAs (docs/kernel-forms.md). Other values: kUsage.
+  int cta_group = 1;
   // When not empty, every compile writes NAME.ptx (or NAME.cu), NAME.cubin, NAME.log and, where a
   // disassembler exists, NAME.sass into this directory (NAME = tmemjit_<hash of the input>).
   // The input is written before compiling, so a failing compile keeps it too.

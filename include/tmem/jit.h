@@ -42,6 +42,10 @@ Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& 
 // emulated kernel (TMEM in global memory, one more parameter; docs/emulation.md).
 Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind = KernelKind::kRoundtrip,
                                  Target target = Target::kSm100a);
+// The same for options.target and options.cta_group (the CTA pair lifecycle of
+// CompileOptions::cta_group); the other options do not change the PTX.
+Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind,
+                                 const CompileOptions& options);
 
 // compile_transfer for every spec, on up to std::thread::hardware_concurrency() threads, for
 // precompiling at startup. Specs with one key (equal, or equal in meaning) compile once. Returns

@@ -26,6 +26,9 @@ struct LaunchConfig {
   Dim3 block;
   unsigned shared_bytes = 0;  // dynamic shared memory
   void* stream = nullptr;     // a CUstream / cudaStream_t; null: the default stream
+  // CTAs per cluster along x: 2 for a kernel with the CTA pair's lifecycle (cta_group 2, which
+  // needs its peer CTA launched in the same cluster); grid.x must be a multiple. 1: no cluster.
+  unsigned cluster_ctas = 1;
 };
 
 // A handle to a compiled kernel. Copies share one module: it is loaded into the process on the

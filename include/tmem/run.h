@@ -37,6 +37,10 @@ namespace tmem {
 struct RunOptions {
   Device device = Device::kAuto;
   std::uint64_t seed = 1;  // the same seed gives the same data
+  // 1: one CTA allocates TMEM. 2: a CTA pair (cta_group::2, TCGEN05.md §6) launched as a cluster
+  // of 2 CTAs runs every check, CTA 1 on the complement of CTA 0's data, so a CTA that touches its
+  // peer's block fails; devices sim and emu run it.
+  int cta_group = 1;
 };
 
 // The first wrong element of a check.
@@ -53,6 +57,7 @@ struct Mismatch {
   std::uint32_t expected = 0;
   std::uint32_t got = 0;
   std::string note;  // e.g. "a slot no element uses was written"
+  int cta = 0;       // with cta_group 2: the CTA of the pair whose block is wrong
   // "store: element (1, 5, 3): thread 37 slot 3 -> TMEM lane 37 column 3: expected 0x.., got 0x.."
   std::string to_string() const;
 };
@@ -78,6 +83,7 @@ struct RunReport {
   std::string device_description;
   std::vector<std::string> passed_over;  // one line per device `auto` did not use, and why
   std::uint64_t seed = 1;
+  int cta_group = 1;                   // 2: every check ran on a CTA pair (RunOptions::cta_group)
   std::vector<CheckResult> checks;     // the checks that ran, in order
   std::vector<LeftOutCheck> left_out;  // the checks that do not apply to the spec
 
@@ -88,6 +94,7 @@ struct RunReport {
   // "PASS: ..." or "FAIL: ...".
   std::string to_string() const;
   // {"ok": true, "pass": .., "device": .., "description": .., "passed_over": [..], "seed": ..,
+  //  "cta_group": ..,
   //  "elements": .., "checks": [{"name", "elements", "pass", "mismatch"?, "error"?, "rule"?}],
   //  "left_out": [{"name", "reason"}]}
   std::string to_json() const;

@@ -32,6 +32,11 @@ struct DeviceFunctionOptions {
   bool wait = true;              // false: the caller calls NAME_wait() itself (overlap a load)
   bool warp_argument = false;    // true: the caller passes the warp's index (warp-specialized)
   bool column_argument = false;  // true: the caller passes a column offset added to every address
+  // The lifecycle helpers' .cta_group (TCGEN05.md §6): 1, one warp of the CTA allocates; 2, a
+  // CTA pair (a cluster of 2 CTAs, for 2-SM MMAs) allocates together, one warp in each CTA, and
+  // tmemjit::cluster_sync() (PTX: tmemjit_cluster_sync) orders the peers (docs/specialization.md).
+  // Transfers compiled into one kernel share one value (R27); other values are kUsage.
+  int cta_group = 1;
   friend bool operator==(const DeviceFunctionOptions&, const DeviceFunctionOptions&) = default;
 };
 

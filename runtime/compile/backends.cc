@@ -21,6 +21,7 @@
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/ptx/cta_group_check.h"
 #include "runtime/support/hash.h"
 #include "runtime/support/subprocess.h"
 
@@ -497,6 +498,7 @@ std::string to_string(const CompileOptions& options) {
                      std::to_string(options.opt_level);
   if (options.line_info) text += " -lineinfo";
   if (options.tmem_access_check) text += " -g-tmem-access-check";
+  if (options.cta_group != 1) text += " cta_group=" + std::to_string(options.cta_group);
   for (const std::string& extra : options.extra_options) text += " " + extra;
   return text;
 }
@@ -543,6 +545,8 @@ std::string ptxas_path() {
 
 Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options) {
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  // R27 before ptxas: it checks per function only, not a kernel's calls into a ::2 helper.
+  if (Status mixed = ptx::check_cta_groups(ptx); !mixed.ok()) return std::move(mixed).error();
   const Backend backend = resolve_backend(options.backend);
   Keeper keeper(options, ptx, ".ptx");
   Result<CompiledModule> result = Error(ErrorCode::kInternal, "no backend ran");

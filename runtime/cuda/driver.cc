@@ -425,6 +425,48 @@ Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned share
   return std::monostate{};
 }
 
+Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned cluster_x,
+                      unsigned shared_bytes, void* stream, void** args) {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  Driver& driver = **opened;
+  // cuLaunchKernelEx (CUDA 12.0) is looked up here, not with the required symbols: only cluster
+  // launches need it, and a driver without it still runs everything else.
+  using LaunchEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+  static const LaunchEx launch_ex =
+      reinterpret_cast<LaunchEx>(::dlsym(driver.handle, "cuLaunchKernelEx"));
+  if (launch_ex == nullptr)
+    return Error(ErrorCode::kDriver,
+                 "CUDA driver too old: libcuda.so.1 has no cuLaunchKernelEx (a cluster launch "
+                 "needs a CUDA 12.0 or newer driver)");
+  Result<int> device = current_device();
+  if (!device.ok()) return std::move(device).error();
+  if (Status fits = check_cc(driver, target, *device); !fits.ok()) return fits;
+  CUfunction function = nullptr;
+  if (auto error = failed(driver, "cuKernelGetFunction",
+                          driver.api.kernel_get_function(&function, static_cast<CUkernel>(kernel))))
+    return *error;
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = cluster_x;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = block.x;
+  config.blockDimY = block.y;
+  config.blockDimZ = block.z;
+  config.sharedMemBytes = shared_bytes;
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  if (auto error = failed(driver, "cuLaunchKernelEx", launch_ex(&config, function, args, nullptr)))
+    return *error;
+  return std::monostate{};
+}
+
 Status synchronize() {
   Result<Driver*> opened = usable();
   if (!opened.ok()) return std::move(opened).error();

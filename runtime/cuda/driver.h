@@ -76,6 +76,12 @@ class LoadedLibrary {
 Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned shared_bytes,
               void* stream, void** args);
 
+// The same as a launch of clusters of `cluster_x` CTAs along x (cuLaunchKernelEx with
+// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; sm_90 and later): how a cta_group::2 CTA pair runs.
+// grid.x must be a multiple of cluster_x. kDriver where the driver lacks cuLaunchKernelEx.
+Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned cluster_x,
+                      unsigned shared_bytes, void* stream, void** args);
+
 Status synchronize();  // cuCtxSynchronize on the current context
 Status synchronize_stream(void* stream);
 

@@ -103,11 +103,14 @@ CacheStats cache_stats() {
   return {c.hits.load(std::memory_order_relaxed), c.misses.load(std::memory_order_relaxed)};
 }
 
-Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::size_t second) {
-  const kernels::LaunchShape shape = kernels::launch_shape(plan, kind);
+Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::size_t second,
+                     int cta_group) {
+  const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
+  const auto ctas = static_cast<std::size_t>(shape.ctas);
   const std::size_t regs =
-      static_cast<std::size_t>(shape.threads) * static_cast<std::size_t>(shape.slots);
-  const std::size_t raw = std::size_t{128} * static_cast<std::size_t>(shape.raw_columns);
+      ctas * static_cast<std::size_t>(shape.threads) * static_cast<std::size_t>(shape.slots);
+  const std::size_t raw = ctas * std::size_t{128} * static_cast<std::size_t>(shape.raw_columns);
+  const std::string per_cta = shape.ctas > 1 ? " per CTA, 2 CTAs" : "";
   const bool raw_first = kind == KernelKind::kLoad || kind == KernelKind::kFill;
   const bool raw_second = kind == KernelKind::kStore || kind == KernelKind::kFill;
   const std::size_t want_first = raw_first ? raw : regs, want_second = raw_second ? raw : regs;
@@ -119,7 +122,7 @@ Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::
                      (raw_first ? "128 lanes x " + std::to_string(shape.raw_columns) + " columns"
                                 : std::to_string(shape.threads) + " threads x " +
                                       std::to_string(shape.slots) + " slots") +
-                     ")");
+                     per_cta + ")");
   if (second != want_second)
     return Error(ErrorCode::kUsage,
                  "the " + k + " kernel's second buffer (" + (raw_second ? "Raw" : "Out") +
@@ -127,12 +130,12 @@ Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::
                      (raw_second ? "128 lanes x " + std::to_string(shape.raw_columns) + " columns"
                                  : std::to_string(shape.threads) + " threads x " +
                                        std::to_string(shape.slots) + " slots") +
-                     ")");
+                     per_cta + ")");
   return std::monostate{};
 }
 
 Status run_harness(void* kernel, Target target, int threads, std::span<const std::uint32_t> first,
-                   std::span<std::uint32_t> second, driver::DeviceBuffer* extra) {
+                   std::span<std::uint32_t> second, driver::DeviceBuffer* extra, int ctas) {
   const std::size_t first_bytes = first.size() * sizeof(std::uint32_t);
   const std::size_t second_bytes = second.size() * sizeof(std::uint32_t);
   auto a = driver::DeviceBuffer::alloc(std::max<std::size_t>(first_bytes, 4));
@@ -144,8 +147,12 @@ Status run_harness(void* kernel, Target target, int threads, std::span<const std
   if (second_bytes)
     if (Status ok = b->upload(second.data(), second_bytes); !ok) return ok;
   void* args[3] = {a->arg(), b->arg(), extra ? extra->arg() : nullptr};
-  const Dim3 grid{1, 1, 1}, block{static_cast<unsigned>(threads), 1, 1};
-  if (Status ok = driver::launch(kernel, target, grid, block, 0, nullptr, args); !ok) return ok;
+  const Dim3 grid{static_cast<unsigned>(ctas), 1, 1}, block{static_cast<unsigned>(threads), 1, 1};
+  if (Status ok = ctas > 1 ? driver::launch_cluster(kernel, target, grid, block,
+                                                    static_cast<unsigned>(ctas), 0, nullptr, args)
+                           : driver::launch(kernel, target, grid, block, 0, nullptr, args);
+      !ok)
+    return ok;
   if (Status ok = driver::synchronize(); !ok) return ok;
   if (second_bytes)
     if (Status ok = b->download(second.data(), second_bytes); !ok) return ok;

@@ -44,14 +44,17 @@ struct CacheStats {
 CacheStats cache_stats();
 
 // The executor contract's size check (runtime/exec/executor.h): `first` and `second` must match
-// kernels::launch_shape(plan, kind) (threads x slots for In/Out, 128 x raw_columns for Raw);
-// otherwise kUsage naming the buffer, the expected and the actual size.
-Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::size_t second);
+// kernels::launch_shape(plan, kind, cta_group) (threads x slots for In/Out, 128 x raw_columns for
+// Raw, per CTA); otherwise kUsage naming the buffer, the expected and the actual size.
+Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::size_t second,
+                     int cta_group = 1);
 
 // One launch of a harness kernel: uploads `first` and `second` (so words the kernel does not
 // write come back unchanged), launches one CTA of `threads` threads with the parameters (first,
 // second[, extra]), waits for it and downloads `second`. Device failures are kDriver.
+// With ctas = 2 it launches one cluster of 2 CTAs (a cta_group::2 pair).
 Status run_harness(void* kernel, Target target, int threads, std::span<const std::uint32_t> first,
-                   std::span<std::uint32_t> second, driver::DeviceBuffer* extra = nullptr);
+                   std::span<std::uint32_t> second, driver::DeviceBuffer* extra = nullptr,
+                   int ctas = 1);
 
 }  // namespace tmem::device_launch

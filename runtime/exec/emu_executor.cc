@@ -1,6 +1,8 @@
 // The emu executor: harness kernels lowered to sm_90 PTX with TMEM in global memory
 // (kernels/emulation_kernels.h), run on any GPU of compute capability 9.0 or later.
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/emulation_kernels.h"
@@ -15,6 +17,7 @@ constexpr int kMinComputeCapability = 90;
 // Real TMEM holds garbage after alloc; emulated TMEM starts as this byte, so a check that reads a
 // cell no instruction wrote sees 0xA5A5A5A5 rather than a lucky zero.
 constexpr unsigned char kPoison = 0xA5;
+constexpr std::uint32_t kPoisonWord = 0xA5A5A5A5u;
 
 Status needs_emulation_device(const driver::DeviceInfo& info) {
   if (info.compute_capability >= kMinComputeCapability) return std::monostate{};
@@ -35,9 +38,23 @@ class EmuExecutor final : public Executor {
 
   Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
              std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    if (Status ok = device_launch::check_buffers(plan, kind, first.size(), second.size()); !ok)
+    return execute(plan, kind, 1, first, second);
+  }
+  // The pair launches as one cluster of 2 CTAs (sm_90 has clusters and barrier.cluster); each CTA
+  // emulates its own TMEM in its own EmulationBuffer.
+  Status run_pair(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
+    return execute(plan, kind, 2, first, second);
+  }
+
+ private:
+  Status execute(const Plan& plan, KernelKind kind, int cta_group,
+                 std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
+    if (Status ok =
+            device_launch::check_buffers(plan, kind, first.size(), second.size(), cta_group);
+        !ok)
       return ok;
-    auto kernel = kernels::build_emulation_kernel(plan, kind);
+    auto kernel = kernels::build_emulation_kernel(plan, kind, cta_group);
     if (!kernel) return std::move(kernel).error();
     auto ptx = ptx::print(kernel->module);
     if (!ptx) return std::move(ptx).error();
@@ -54,22 +71,47 @@ class EmuExecutor final : public Executor {
     auto function = device_launch::cached_kernel(*ptx, kernels::kernel_name(kind), build, options);
     if (!function) return std::move(function).error();
 
-    auto buffer = driver::DeviceBuffer::alloc(kernels::kEmuBufferWords * sizeof(std::uint32_t));
+    // One EmulationBuffer per CTA: poisoned TMEM, cleared status slots.
+    const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
+    const size_t ctas = static_cast<size_t>(shape.ctas);
+    auto buffer =
+        driver::DeviceBuffer::alloc(ctas * kernels::kEmuBufferWords * sizeof(std::uint32_t));
     if (!buffer) return std::move(buffer).error();
     if (Status ok = buffer->fill(kPoison); !ok) return ok;
-    const std::vector<std::uint32_t> clear(kernels::kEmuStatusWords, 0);
-    if (Status ok = buffer->upload(clear.data(), clear.size() * sizeof(std::uint32_t)); !ok)
+    std::vector<std::uint32_t> image;
+    if (ctas > 1) {  // the upload starts at offset 0: CTA 1's status slots need the whole image
+      image.assign(ctas * kernels::kEmuBufferWords, kPoisonWord);
+      for (size_t c = 0; c < ctas; ++c)
+        std::fill_n(image.begin() + static_cast<long>(c * kernels::kEmuBufferWords),
+                    kernels::kEmuStatusWords, 0u);
+    } else {
+      image.assign(kernels::kEmuStatusWords, 0);
+    }
+    if (Status ok = buffer->upload(image.data(), image.size() * sizeof(std::uint32_t)); !ok)
       return ok;
 
-    const int threads = kernels::launch_shape(plan, kind).threads;
-    if (Status ok =
-            device_launch::run_harness(*function, Target::kSm90, threads, first, second, &*buffer);
+    if (Status ok = device_launch::run_harness(*function, Target::kSm90, shape.threads, first,
+                                               second, &*buffer, shape.ctas);
         !ok)
       return ok;
-    std::vector<std::uint32_t> status(2 * static_cast<size_t>(threads));
-    if (Status ok = buffer->download(status.data(), status.size() * sizeof(std::uint32_t)); !ok)
+    // The status slots of CTA c start at word c * kEmuBufferWords; one CTA needs only its own.
+    std::vector<std::uint32_t> all(ctas > 1 ? ctas * kernels::kEmuBufferWords
+                                            : 2 * static_cast<size_t>(shape.threads));
+    if (Status ok = buffer->download(all.data(), all.size() * sizeof(std::uint32_t)); !ok)
       return ok;
-    return kernels::check_emulation_status(*kernel, status);
+    for (size_t c = 0; c < ctas; ++c) {
+      const std::span<const std::uint32_t> status(all.data() + c * kernels::kEmuBufferWords,
+                                                  2 * static_cast<size_t>(shape.threads));
+      Status checked = kernels::check_emulation_status(*kernel, status);
+      if (!checked.ok() && ctas > 1) {
+        Error error = std::move(checked).error();
+        return Error(error.code(), "CTA " + std::to_string(c) + " of the pair: " + error.message(),
+                     error.details())
+            .set_rule(error.rule());
+      }
+      if (!checked.ok()) return checked;
+    }
+    return std::monostate{};
   }
 
  private:

@@ -26,6 +26,13 @@ Result<Device> parse_device(std::string_view text) {
                "unknown device '" + std::string(text) + "'; allowed: auto, gpu, emu, sim");
 }
 
+Status Executor::run_pair(const TransferSpec& /*spec*/, const Plan& /*plan*/, KernelKind /*kind*/,
+                          std::span<const std::uint32_t> /*first*/,
+                          std::span<std::uint32_t> /*second*/) {
+  return Error(ErrorCode::kUsage, "device " + std::string(to_string(device())) +
+                                      " does not launch a CTA pair (cta_group 2)");
+}
+
 Result<std::unique_ptr<Executor>> make_executor(Device device, std::string* why_not) {
   switch (device) {
     case Device::kGpu:

@@ -33,6 +33,11 @@ class Executor {
   // or kRule naming the instruction, warp and cell; a device failure is kDriver.
   virtual Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
                      std::span<const std::uint32_t> first, std::span<std::uint32_t> second) = 0;
+  // The same kernel with the lifecycle of a CTA pair (cta_group::2, TCGEN05.md §6), launched as a
+  // cluster of 2 CTAs: each buffer holds CTA 0's block, then CTA 1's
+  // (kernels::launch_shape(plan, kind, 2)). A device that cannot launch a cluster says kUsage.
+  virtual Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+                          std::span<const std::uint32_t> first, std::span<std::uint32_t> second);
 };
 
 // One factory per device. make_executor(kAuto) tries gpu, then emu, then sim, and on success the

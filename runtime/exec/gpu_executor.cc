@@ -37,14 +37,28 @@ class GpuExecutor final : public Executor {
 
   Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
              std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    if (Status ok = device_launch::check_buffers(plan, kind, first.size(), second.size()); !ok)
+    return execute(plan, kind, 1, first, second);
+  }
+  // A cluster of 2 CTAs with the .cta_group::2 lifecycle (never run: no sm_100 GPU was
+  // available; the emu executor runs the same kernel shape on Hopper).
+  Status run_pair(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
+    return execute(plan, kind, 2, first, second);
+  }
+
+ private:
+  Status execute(const Plan& plan, KernelKind kind, int cta_group,
+                 std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
+    if (Status ok =
+            device_launch::check_buffers(plan, kind, first.size(), second.size(), cta_group);
+        !ok)
       return ok;
     // The device of the current context now, which may differ from the one seen at creation.
     auto info = device_launch::current_device_info();
     if (!info) return std::move(info).error();
     auto target = target_for(*info);
     if (!target) return std::move(target).error();
-    auto module = kernels::build_kernel(plan, kind, *target);
+    auto module = kernels::build_kernel(plan, kind, *target, cta_group);
     if (!module) return std::move(module).error();
     auto ptx = ptx::print(*module);
     if (!ptx) return std::move(ptx).error();
@@ -53,11 +67,11 @@ class GpuExecutor final : public Executor {
     auto function = device_launch::cached_kernel(*ptx, kernels::kernel_name(kind),
                                                  device_launch::Build::kCompile, options);
     if (!function) return std::move(function).error();
-    return device_launch::run_harness(*function, *target, kernels::launch_shape(plan, kind).threads,
-                                      first, second);
+    const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
+    return device_launch::run_harness(*function, *target, shape.threads, first, second, nullptr,
+                                      shape.ctas);
   }
 
- private:
   driver::DeviceInfo info_;
   Target target_;
 };

@@ -2,7 +2,9 @@
 // against the placement the views predict (runtime/descriptor/view_placement.h).
 #include "tmem/run.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "kernels/transfer_kernels.h"
@@ -130,13 +132,14 @@ TmemSharing tmem_sharing(const Placement& placement) {
 class Runner {
  public:
   Runner(const TransferSpec& spec, const Plan& plan, Executor& executor, const Placement& placement,
-         const TmemSharing& sharing, std::uint64_t seed)
+         const TmemSharing& sharing, std::uint64_t seed, int cta_group)
       : spec_(spec),
         plan_(plan),
         executor_(executor),
         placement_(placement),
         sharing_(sharing),
-        seed_(seed) {}
+        seed_(seed),
+        cta_group_(cta_group) {}
 
   Result<CheckResult> raw();
   Result<CheckResult> roundtrip();
@@ -211,9 +214,23 @@ class Runner {
   }
 
   // Runs the kernel; a broken runtime rule (kWrongData) fails the check instead of the run.
+  // With a CTA pair CTA 1's block of each buffer is the complement of CTA 0's (`first` and
+  // `second` are CTA 0's); CTA 1's result lands in peer_second_.
   Result<bool> execute(KernelKind kind, const std::vector<std::uint32_t>& first,
                        std::vector<std::uint32_t>& second, CheckResult& result) {
-    Status status = executor_.run(spec_, plan_, kind, first, second);
+    Status status = std::monostate{};
+    if (cta_group_ == 2) {
+      std::vector<std::uint32_t> pair_first(first), pair_second(second);
+      for (std::uint32_t w : first) pair_first.push_back(~w);
+      for (std::uint32_t w : second) pair_second.push_back(~w);
+      status = executor_.run_pair(spec_, plan_, kind, pair_first, pair_second);
+      std::copy(pair_second.begin(), pair_second.begin() + static_cast<long>(second.size()),
+                second.begin());
+      peer_second_.assign(pair_second.begin() + static_cast<long>(second.size()),
+                          pair_second.end());
+    } else {
+      status = executor_.run(spec_, plan_, kind, first, second);
+    }
     if (status.ok()) return true;
     if (status.error().code() != ErrorCode::kWrongData) return std::move(status).error();
     result.error = status.error().full_text();
@@ -277,6 +294,26 @@ class Runner {
     }
     result.passed = !result.mismatch && result.error.empty();
   }
+  // CTA 1's block after a pair run: the comparison above against the complemented values (and,
+  // for words no element covers, the complemented initial words).
+  template <class Positions>
+  void compare_peer(CheckResult& result, const Grid& cta0, const std::vector<std::uint32_t>& values,
+                    Positions positions, const Grid* untouched) const {
+    if (cta_group_ != 2) return;
+    Grid got = cta0;
+    got.words = peer_second_;
+    std::vector<std::uint32_t> peer_values(values);
+    for (auto& v : peer_values) v = ~v & bits_mask(placement_.piece_bits());
+    std::optional<Grid> before;
+    if (untouched) {
+      before = *untouched;
+      for (auto& w : before->words) w = ~w;
+    }
+    const bool had = result.mismatch.has_value();
+    compare(result, got, peer_values, positions, before ? &*before : nullptr);
+    if (!had && result.mismatch) result.mismatch->cta = 1;
+  }
+
   static std::int64_t row_of(const detail::RegisterBits& r) { return r.thread; }
   static std::int64_t col_of(const detail::RegisterBits& r) { return r.slot; }
   static std::int64_t row_of(const detail::TmemBits& t) { return t.lane; }
@@ -295,6 +332,8 @@ class Runner {
   const Placement& placement_;
   const TmemSharing& sharing_;
   std::uint64_t seed_;
+  int cta_group_;
+  std::vector<std::uint32_t> peer_second_;  // CTA 1's block of the written buffer (a pair run)
 };
 
 Result<CheckResult> Runner::raw() {
@@ -319,6 +358,18 @@ Result<CheckResult> Runner::raw() {
       m.got = out[k];
       result.mismatch = m;
     }
+    for (size_t k = 0; k < in.size() && cta_group_ == 2; ++k) {
+      ++result.elements;
+      if (peer_second_[k] == ~in[k] || result.mismatch) continue;
+      Mismatch m;
+      m.check = "raw";
+      m.cta = 1;
+      m.lane = static_cast<int>(k / static_cast<size_t>(shape.raw_columns));
+      m.column = static_cast<int>(k % static_cast<size_t>(shape.raw_columns));
+      m.expected = ~in[k];
+      m.got = peer_second_[k];
+      result.mismatch = m;
+    }
   }
   result.passed = *ran && !result.mismatch;
   return result;
@@ -340,9 +391,11 @@ Result<CheckResult> Runner::roundtrip() {
   const Grid before = out;
   Result<bool> ran = execute(KernelKind::kRoundtrip, in.words, out.words, result);
   if (!ran) return std::move(ran).error();
-  if (*ran)
-    compare(
-        result, out, values, [&](std::int64_t p) { return placement_.registers(p); }, &before);
+  if (*ran) {
+    auto positions = [&](std::int64_t p) { return placement_.registers(p); };
+    compare(result, out, values, positions, &before);
+    compare_peer(result, out, values, positions, &before);
+  }
   return result;
 }
 
@@ -369,9 +422,11 @@ Result<CheckResult> Runner::store() {
       }
   Result<bool> ran = execute(KernelKind::kStore, in.words, raw.words, result);
   if (!ran) return std::move(ran).error();
-  if (*ran)
-    compare(
-        result, raw, values, [&](std::int64_t p) { return placement_.tmem(p); }, nullptr);
+  if (*ran) {
+    auto positions = [&](std::int64_t p) { return placement_.tmem(p); };
+    compare(result, raw, values, positions, nullptr);
+    compare_peer(result, raw, values, positions, nullptr);
+  }
   return result;
 }
 
@@ -399,9 +454,11 @@ Result<CheckResult> Runner::load() {
   const Grid before = out;
   Result<bool> ran = execute(KernelKind::kLoad, raw.words, out.words, result);
   if (!ran) return std::move(ran).error();
-  if (*ran)
-    compare(
-        result, out, values, [&](std::int64_t p) { return placement_.registers(p); }, &before);
+  if (*ran) {
+    auto positions = [&](std::int64_t p) { return placement_.registers(p); };
+    compare(result, out, values, positions, &before);
+    compare_peer(result, out, values, positions, &before);
+  }
   return result;
 }
 
@@ -409,6 +466,7 @@ Result<CheckResult> Runner::load() {
 
 std::string Mismatch::to_string() const {
   std::string text = check + ": ";
+  if (cta != 0) text += "CTA " + std::to_string(cta) + " of the pair: ";
   if (!element.empty()) text += "element " + detail::coordinate_text(element) + ": ";
   std::string reg, cell;
   if (thread >= 0) reg = "thread " + std::to_string(thread) + " slot " + std::to_string(slot);
@@ -442,6 +500,9 @@ std::string RunReport::to_string() const {
   os << "device: " << device_description << "\n";
   for (const std::string& line : passed_over) os << "  passed over " << line << "\n";
   os << "seed: " << seed << "\n";
+  if (cta_group == 2)
+    os << "cta group: 2 (a CTA pair in one cluster; CTA 1 runs on the complement of CTA 0's "
+          "data)\n";
   for (const CheckResult& c : checks) {
     std::string name = c.name;
     name.resize(10, ' ');
@@ -478,7 +539,8 @@ std::string RunReport::to_json() const {
       item["mismatch"] = {{"check", m.check}, {"element", m.element}, {"thread", m.thread},
                           {"slot", m.slot},   {"lane", m.lane},       {"column", m.column},
                           {"bits", m.bits},   {"shift", m.shift},     {"expected", m.expected},
-                          {"got", m.got},     {"note", m.note},       {"text", m.to_string()}};
+                          {"got", m.got},     {"note", m.note},       {"text", m.to_string()},
+                          {"cta", m.cta}};
     }
     if (!c.error.empty()) item["error"] = c.error;
     if (c.rule != Rule::kNone) item["rule"] = tmem::to_string(c.rule);
@@ -493,6 +555,7 @@ std::string RunReport::to_json() const {
                          {"description", device_description},
                          {"passed_over", passed_over},
                          {"seed", seed},
+                         {"cta_group", cta_group},
                          {"elements", elements()},
                          {"checks", list},
                          {"left_out", skipped}};
@@ -524,11 +587,15 @@ Result<RunReport> run_transfer(const TransferSpec& spec, const Plan& plan,
   report.device = (*executor)->device();
   report.device_description = (*executor)->description();
   report.seed = options.seed;
+  report.cta_group = options.cta_group;
   std::istringstream lines(why_not);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty()) report.passed_over.push_back(line);
   const TmemSharing sharing = tmem_sharing(*placement);
-  Runner runner(spec, plan, **executor, *placement, sharing, options.seed);
+  if (options.cta_group != 1 && options.cta_group != 2)
+    return Error(ErrorCode::kUsage, "cta_group " + std::to_string(options.cta_group) +
+                                        "; allowed: 1 (one CTA), 2 (a CTA pair)");
+  Runner runner(spec, plan, **executor, *placement, sharing, options.seed, options.cta_group);
   // The checks that store with the opcode need each TMEM cell written once; a load that reads a
   // cell twice is legal (docs/checking.md), so for it they are left out, and said so.
   const bool store_applies = sharing.first.empty();

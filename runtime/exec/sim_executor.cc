@@ -10,18 +10,30 @@ class SimExecutor final : public Executor {
  public:
   Device device() const noexcept override { return Device::kSim; }
   std::string description() const override {
-    return "sim (CPU simulator: one CTA, TMEM of 128 lanes x 512 columns)";
+    return "sim (CPU simulator: one CTA or a CTA pair, TMEM of 128 lanes x 512 columns per CTA)";
   }
 
   Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
              std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
+    return execute(plan, kind, 1, first, second);
+  }
+  Status run_pair(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
+    return execute(plan, kind, 2, first, second);
+  }
+
+ private:
+  static Status execute(const Plan& plan, KernelKind kind, int cta_group,
+                        std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
     // Only the kernel is executed: the simulator never looks at the Plan, so a planning or code
     // generation bug shows up as wrong data or as a broken runtime rule.
-    Result<ptx::Module> module = kernels::build_kernel(plan, kind, Target::kSm100a);
+    Result<ptx::Module> module = kernels::build_kernel(plan, kind, Target::kSm100a, cta_group);
     if (!module) return std::move(module).error();
-    const kernels::LaunchShape shape = kernels::launch_shape(plan, kind);
-    const size_t io_words = static_cast<size_t>(shape.threads) * static_cast<size_t>(shape.slots);
-    const size_t raw_words = static_cast<size_t>(128) * static_cast<size_t>(shape.raw_columns);
+    const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
+    const size_t io_words = static_cast<size_t>(shape.ctas) * static_cast<size_t>(shape.threads) *
+                            static_cast<size_t>(shape.slots);
+    const size_t raw_words = static_cast<size_t>(shape.ctas) * static_cast<size_t>(128) *
+                             static_cast<size_t>(shape.raw_columns);
     const bool first_raw = kind == KernelKind::kLoad || kind == KernelKind::kFill;
     const bool second_raw = kind == KernelKind::kStore || kind == KernelKind::kFill;
     const char* first_name = first_raw ? "raw" : "in";
@@ -41,6 +53,7 @@ class SimExecutor final : public Executor {
                                      memory.map(second_name, second)};
     sim::Config config;
     config.threads = shape.threads;
+    config.ctas = shape.ctas;
     return sim::run_kernel(*module, kernels::kernel_name(kind), config, params, memory);
   }
 };

@@ -336,6 +336,9 @@ Result<Prepared> prepare(std::span<const NamedTransfer> transfers) {
     next_id += code->plan.instructions_per_warp();
     prepared.codes.push_back(std::move(code).value());
   }
+  // One lifecycle per kernel, so one .cta_group for all its transfers (R27).
+  if (auto group = kernels::lifecycle_cta_group(prepared.codes); !group.ok())
+    return std::move(group).error();
   return prepared;
 }
 
@@ -370,7 +373,8 @@ std::string transfers_header(const Prepared& prepared, Target target) {
       "#else\n"
       "#include <stdint.h>\n"
       "#endif\n";
-  header += kernels::cuda_lifecycle(target);
+  header +=
+      kernels::cuda_lifecycle(target, false, kernels::lifecycle_cta_group(prepared.codes).value());
   for (const kernels::TransferCode& code : prepared.codes)
     header += "\n" + kernels::cuda_front_end_declarations(code, target);
   return header;
@@ -482,7 +486,7 @@ Result<std::string> real_ptx_functions(const Prepared& prepared, Target target) 
         !ok.ok())
       return std::move(ok).error();
   }
-  kernels::add_lifecycle_functions(module);
+  kernels::add_lifecycle_functions(module, kernels::lifecycle_cta_group(prepared.codes).value());
   return ptx::print(module);
 }
 
@@ -592,6 +596,8 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     auto generated = emulated ? emulated_ptx_functions(source, *prepared, ptx, context)
                               : real_ptx_functions(*prepared, target);
     if (!generated.ok()) return std::move(generated).error();
+    if (kernels::lifecycle_cta_group(prepared->codes).value() == 2)
+      symbols.insert("tmemjit_cluster_sync");
     for (const std::string& symbol : symbols) replace_extern(ptx, symbol, "", true);
     const std::string body = "\n" + kernels::ptx_without_header(*generated);
     size_t header_end = ptx.find(".address_size");
@@ -704,6 +710,8 @@ Result<DeviceFunction> device_function(const TransferSpec& spec,
                                        const DeviceFunctionOptions& options, Target target) {
   auto code = kernels::prepare_transfer(spec, options);
   if (!code.ok()) return std::move(code).error();
+  if (auto group = kernels::lifecycle_cta_group(std::span(&*code, 1)); !group.ok())
+    return std::move(group).error();
   const Plan& plan = code->plan;
   DeviceFunction fn;
   fn.name = options.name;
@@ -719,7 +727,8 @@ Result<DeviceFunction> device_function(const TransferSpec& spec,
   if (options.warp_argument) extra += ", uint32_t warp";
   if (options.column_argument) extra += ", uint32_t column";
   if (options.language == Language::kCuda) {
-    fn.source = kernels::cuda_lifecycle(target) + "\n" + kernels::cuda_transfer(*code, target);
+    fn.source = kernels::cuda_lifecycle(target, false, options.cta_group) + "\n" +
+                kernels::cuda_transfer(*code, target);
     fn.signature = "__device__ void " + options.name + "(uint32_t tmem_base, uint32_t (&regs)[" +
                    regs + "]" + extra + ")";
     return fn;
@@ -733,7 +742,7 @@ Result<DeviceFunction> device_function(const TransferSpec& spec,
                                                   options.name + "_wait", options.name + "_coord");
       !ok.ok())
     return std::move(ok).error();
-  kernels::add_lifecycle_functions(module);
+  kernels::add_lifecycle_functions(module, options.cta_group);
   auto text = ptx::print(module);
   if (!text.ok()) return std::move(text).error();
   fn.source = "// " + options.name + ": " + plan.op.to_string() + " at scope " +

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/emulation_kernels.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/compile/backends.h"
 #include "runtime/cuda/driver.h"
@@ -140,7 +141,8 @@ Result<Payload> compile_payload(const TransferSpec& spec, const CompileOptions& 
                                 Backend backend, KernelKind kind) {
   Result<Plan> plan = check(spec);
   if (!plan.ok()) return std::move(plan).error();
-  Result<ptx::Module> module = kernels::build_kernel(*plan, kind, options.target);
+  Result<ptx::Module> module =
+      kernels::build_kernel(*plan, kind, options.target, options.cta_group);
   if (!module.ok()) return std::move(module).error();
   Result<std::string> ptx = ptx::print(*module);
   if (!ptx.ok()) return std::move(ptx).error();
@@ -358,6 +360,20 @@ Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options
   std::string details = "spec " + std::to_string(*first) + ":\n" + spec.to_string();
   if (!error.details().empty()) details += "\n" + error.details();
   return Error(error.code(), std::move(message), std::move(details));
+}
+
+Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind,
+                                 const CompileOptions& options) {
+  Result<Plan> plan = check(spec);
+  if (!plan.ok()) return std::move(plan).error();
+  if (options.target == Target::kSm90) {
+    auto kernel = kernels::build_emulation_kernel(*plan, kind, options.cta_group);
+    if (!kernel.ok()) return std::move(kernel).error();
+    return ptx::print(kernel->module);
+  }
+  auto module = kernels::build_kernel(*plan, kind, options.target, options.cta_group);
+  if (!module.ok()) return std::move(module).error();
+  return ptx::print(*module);
 }
 
 }  // namespace tmem

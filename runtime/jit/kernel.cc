@@ -3,6 +3,7 @@
 #include "tmem/kernel.h"
 
 #include <cstring>
+#include <string>
 
 #include "kernels/emulation_kernels.h"
 #include "runtime/jit/kernel_impl.h"
@@ -182,11 +183,19 @@ Status Kernel::load() const {
 
 Status Kernel::launch(const LaunchConfig& config, void** args) const {
   if (!impl_) return Error(ErrorCode::kUsage, "launch of an empty kernel handle");
+  if (config.cluster_ctas == 0 || config.grid.x % config.cluster_ctas != 0)
+    return Error(ErrorCode::kUsage, "launch of " + std::to_string(config.grid.x) +
+                                        " CTAs along x in clusters of " +
+                                        std::to_string(config.cluster_ctas) +
+                                        ": the grid must be a whole number of clusters");
   Result<void*> handle = impl_->kernel();
   if (!handle.ok()) return std::move(handle).error();
   if (impl_->emulated()) {
     if (Status bound = impl_->bind_emulation(config.grid); !bound.ok()) return bound;
   }
+  if (config.cluster_ctas > 1)
+    return driver::launch_cluster(*handle, impl_->target(), config.grid, config.block,
+                                  config.cluster_ctas, config.shared_bytes, config.stream, args);
   return driver::launch(*handle, impl_->target(), config.grid, config.block, config.shared_bytes,
                         config.stream, args);
 }

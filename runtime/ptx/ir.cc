@@ -281,6 +281,8 @@ Instruction Instruction::tcgen05_st(const Opcode& opcode, Reg taddr, std::vector
 }
 
 Instruction Instruction::membar_cta() { return Instruction(Op::kMembarCta); }
+Instruction Instruction::cluster_arrive() { return Instruction(Op::kClusterArrive); }
+Instruction Instruction::cluster_wait() { return Instruction(Op::kClusterWait); }
 Instruction Instruction::bar_warp_sync() { return Instruction(Op::kBarWarpSync); }
 
 Instruction Instruction::comment(std::string text) {
@@ -445,8 +447,16 @@ class FunctionVerifier {
     const int group = static_cast<int>(i.int_arg());
     if (group != 1 && group != 2)
       return bad("cta_group must be 1 or 2, got " + std::to_string(group));
+    // R27: ptxas refuses the mix per function ("uses single CTA(.cta_group::1) and CTA pair
+    // granularity(.cta_group::2)"); say so before it does, naming both instructions.
     if (cta_group_ != 0 && cta_group_ != group)
-      return bad("mixes cta_group::1 and cta_group::2 in one function (rule R27)");
+      return Error(ErrorCode::kRule,
+                   "ptx: " + function_.name() + " mixes .cta_group::" + std::to_string(cta_group_) +
+                       " (instruction " + std::to_string(cta_group_index_) + ") and .cta_group::" +
+                       std::to_string(group) + " (instruction " + std::to_string(index_) +
+                       "); all tcgen05 instructions of a kernel use one .cta_group")
+          .set_rule(Rule::kR27);
+    if (cta_group_ == 0) cta_group_index_ = index_;
     cta_group_ = group;
     return std::nullopt;
   }
@@ -606,6 +616,8 @@ class FunctionVerifier {
       case Op::kTcgen05FenceAfter:
       case Op::kMembarCta:
       case Op::kBarWarpSync:
+      case Op::kClusterArrive:
+      case Op::kClusterWait:
         return std::nullopt;
       case Op::kComment:
         if (i.text().find_first_of("\r\n") != std::string::npos)
@@ -662,6 +674,7 @@ class FunctionVerifier {
   const Function& function_;
   size_t index_ = 0;
   int cta_group_ = 0;
+  size_t cta_group_index_ = 0;  // the instruction that set cta_group_
 };
 
 }  // namespace

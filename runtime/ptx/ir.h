@@ -36,7 +36,7 @@ int type_bits(Type type) noexcept;  // 32, 64, or 1 for kPred
 
 // Special registers read with mov.u32. %warpid is not stable across preemption (PTX ISA §10.7),
 // so the warp id is computed as %tid.x >> 5 instead and %warpid is deliberately absent.
-enum class SpecialReg { kTidX, kNtidX, kCtaidX, kLaneId };
+enum class SpecialReg { kTidX, kNtidX, kCtaidX, kLaneId, kClusterCtaRank };
 
 // A branch target inside one function, created by Function::new_label and placed with place().
 struct Label {
@@ -118,6 +118,10 @@ enum class Op {
   kComment,       // "// text" on its own line
   kLabel,         // a label definition "$L_..:" (use Function::place)
   kUncheckedRaw,  // verbatim text, for negative compile tests only
+  // barrier.cluster.arrive.aligned (release) and barrier.cluster.wait.aligned (acquire): the
+  // CTA pair's lifecycle (R29/R31)
+  kClusterArrive,
+  kClusterWait,
 };
 
 // The tcgen05 instructions (kTcgen05Alloc .. kTcgen05St): warp-collective, sm_100a only, and what
@@ -156,6 +160,12 @@ class Instruction {
                          bool negate = false, bool uniform = false);
   // bar.sync 0
   static Instruction bar_sync(int barrier = 0);
+  // barrier.cluster.arrive.aligned; / barrier.cluster.wait.aligned; (PTX ISA §9.7.13.3.2,
+  // sm_90+): every thread of every CTA of the cluster arrives, then waits. Arrive releases and
+  // wait acquires by default, so tcgen05.fence::before_thread_sync before the arrive and
+  // fence::after_thread_sync after the wait order tcgen05 operations across the CTA pair.
+  static Instruction cluster_arrive();
+  static Instruction cluster_wait();
   // ld.global[.v2|.v4].b32 {dst..}, [addr] and st.global[.v2|.v4].b32 [addr], {src..}
   // (one register: scalar form without braces).
   static Instruction ld_global(std::vector<Reg> dst, Operand addr);

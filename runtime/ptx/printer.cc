@@ -57,6 +57,8 @@ const char* special_name(SpecialReg reg) {
       return "%ctaid.x";
     case SpecialReg::kLaneId:
       return "%laneid";
+    case SpecialReg::kClusterCtaRank:
+      return "%cluster_ctarank";
   }
   return "%?";
 }
@@ -308,6 +310,12 @@ class Printer {
         break;
       case Op::kBarWarpSync:
         out_ += "bar.warp.sync -1";
+        break;
+      case Op::kClusterArrive:
+        out_ += "barrier.cluster.arrive.aligned";
+        break;
+      case Op::kClusterWait:
+        out_ += "barrier.cluster.wait.aligned";
         break;
       case Op::kUncheckedRaw:
         out_ += i.text();

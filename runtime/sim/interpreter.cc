@@ -3,6 +3,7 @@
 #include "runtime/sim/interpreter.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <map>
@@ -33,6 +34,8 @@ bool is_warp_point(const Instruction& i) {
   switch (i.op()) {
     case Op::kBarSync:
     case Op::kBarWarpSync:
+    case Op::kClusterArrive:
+    case Op::kClusterWait:
       return true;
     case Op::kBra:
       return i.int_arg() != 0;  // bra.uni: every thread of the warp must agree
@@ -83,10 +86,14 @@ class Interpreter {
         global_(memory),
         lines_(std::move(lines)),
         line_numbers_(std::move(line_numbers)),
-        warps_(config.threads / 32),
-        order_(config.threads / 32),
-        threads_(static_cast<size_t>(config.threads)),
-        warp_state_(static_cast<size_t>(config.threads / 32)) {}
+        warps_per_cta_(config.threads / 32),
+        warps_(config.ctas * (config.threads / 32)),
+        order_(warps_, warps_per_cta_),
+        tmems_(static_cast<size_t>(config.ctas)),
+        shareds_(static_cast<size_t>(config.ctas)),
+        cta_barriers_(static_cast<size_t>(config.ctas), 0),
+        threads_(static_cast<size_t>(config.ctas * config.threads)),
+        warp_state_(static_cast<size_t>(warps_)) {}
 
   Status run() {
     try {
@@ -106,8 +113,31 @@ class Interpreter {
   struct WarpState {
     bool done = false;
     bool at_barrier = false;
-    int exit_instr = -1;  // a ret that one of its threads executed
+    bool at_cluster_wait = false;  // waits for the cluster phase it arrived in
+    int pending_phase = -1;        // the cluster phase it arrived in and has not waited for
+    int exit_instr = -1;           // a ret that one of its threads executed
   };
+  // One cta_group::2 allocation: one half per CTA, each issued by one warp (TCGEN05.md §6).
+  struct PairHalf {
+    OpRef alloc;     // that CTA's tcgen05.alloc.cta_group::2
+    int block = -1;  // its block in that CTA's TMEM
+    OpRef dealloc;   // that CTA's tcgen05.dealloc.cta_group::2
+  };
+  struct PairAllocation {
+    int column = 0;
+    int ncols = 0;
+    std::array<PairHalf, 2> halves;
+  };
+
+  int cta_of(int w) const { return w / warps_per_cta_; }
+  int local_warp(int w) const { return w % warps_per_cta_; }
+  std::string warp_name(int w) const { return order_.warp_name(w); }
+  Tmem& tmem_of(int w) { return tmems_[static_cast<size_t>(cta_of(w))]; }
+  bool cta_exited(int cta) const {
+    for (int w = cta * warps_per_cta_; w < (cta + 1) * warps_per_cta_; ++w)
+      if (!warp_state_[static_cast<size_t>(w)].done) return false;
+    return true;
+  }
 
   // ---- errors -------------------------------------------------------------------------------
 
@@ -139,7 +169,7 @@ class Interpreter {
       details +=
           ", line " + std::to_string(line_numbers_[static_cast<size_t>(instr)]) + ": " + line;
     }
-    if (warp >= 0) details += "\nwarp " + std::to_string(warp);
+    if (warp >= 0) details += "\n" + warp_name(warp);
     if (thread >= 0)
       details +=
           ", thread " + std::to_string(thread) + " (lane " + std::to_string(thread % 32) + ")";
@@ -173,7 +203,7 @@ class Interpreter {
            "", ErrorCode::kUsage);
     for (size_t i = 0; i < f_.params().size(); ++i) param_index_[f_.params()[i].name] = i;
     for (const ptx::SharedVar& v : module_.shared_vars())
-      shared_address_[v.name] = shared_.add(v.align, v.count);
+      for (SharedMemory& shared : shareds_) shared_address_[v.name] = shared.add(v.align, v.count);
     for (size_t i = 0; i < body_.size(); ++i)
       if (body_[i].op() == Op::kLabel) labels_[body_[i].text()] = static_cast<int>(i);
     branch_target_.assign(body_.size(), -1);
@@ -223,11 +253,12 @@ class Interpreter {
   std::uint64_t special(int thread, ptx::SpecialReg reg) const {
     switch (reg) {
       case ptx::SpecialReg::kTidX:
-        return static_cast<std::uint64_t>(thread);
+        return static_cast<std::uint64_t>(thread % config_.threads);
       case ptx::SpecialReg::kNtidX:
         return static_cast<std::uint64_t>(config_.threads);
       case ptx::SpecialReg::kCtaidX:
-        return 0;
+      case ptx::SpecialReg::kClusterCtaRank:  // a grid of one cluster
+        return static_cast<std::uint64_t>(thread / config_.threads);
       case ptx::SpecialReg::kLaneId:
         return static_cast<std::uint64_t>(thread % 32);
     }
@@ -400,27 +431,26 @@ class Interpreter {
       case Op::kStShared: {
         const bool load = i.op() == Op::kLdShared;
         const std::uint64_t at = address(t, load ? s[0] : d[0], pc);
-        SharedMemory::Word* word = shared_.word(at);
+        SharedMemory& shared = shareds_[static_cast<size_t>(cta_of(t / 32))];
+        const int barriers = cta_barriers_[static_cast<size_t>(cta_of(t / 32))];
+        SharedMemory::Word* word = shared.word(at);
         if (!word)
           fail(pc, t / 32, t,
-               "shared address " + hex32(at) + " is outside the " +
-                   std::to_string(shared_.bytes()) +
+               "shared address " + hex32(at) + " is outside the " + std::to_string(shared.bytes()) +
                    " bytes of shared memory or not 4-byte aligned",
                "shared memory");
         if (load) {
           if (!word->written)
             fail(pc, t / 32, t, "reads shared address " + hex32(at) + ", which nothing has written",
                  "shared memory");
-          if (word->writer_warp != t / 32 && word->generation >= order_.barriers())
+          if (word->writer_warp != t / 32 && word->generation >= barriers)
             fail(pc, t / 32, t,
-                 "reads shared address " + hex32(at) + ", which warp " +
-                     std::to_string(word->writer_warp) +
+                 "reads shared address " + hex32(at) + ", which " + warp_name(word->writer_warp) +
                      " wrote, with no barrier (bar.sync) in between",
                  "data race");
           write_reg(t, d[0].reg(), word->value, pc);
         } else {
-          *word = {static_cast<std::uint32_t>(read_reg(t, s[0].reg(), pc)), true, t / 32,
-                   order_.barriers()};
+          *word = {static_cast<std::uint32_t>(read_reg(t, s[0].reg(), pc)), true, t / 32, barriers};
         }
         break;
       }
@@ -472,52 +502,149 @@ class Interpreter {
     for (;;) {
       for (int w = 0; w < warps_; ++w) {
         WarpState& ws = warp_state_[static_cast<size_t>(w)];
-        if (!ws.done && !ws.at_barrier) run_warp(w);
+        if (!ws.done && !ws.at_barrier && !ws.at_cluster_wait) run_warp(w);
       }
-      std::vector<int> waiting;
-      int exited = -1;
-      for (int w = 0; w < warps_; ++w) {
-        if (warp_state_[static_cast<size_t>(w)].at_barrier)
-          waiting.push_back(w);
-        else if (exited < 0)
-          exited = w;
+      bool released = false;
+      for (int cta = 0; cta < config_.ctas; ++cta) released = release_cta_barrier(cta) || released;
+      released = release_cluster_waiters() || released;
+      if (released) continue;
+      std::vector<int> blocked;
+      for (int w = 0; w < warps_; ++w)
+        if (!warp_state_[static_cast<size_t>(w)].done) blocked.push_back(w);
+      if (blocked.empty()) break;
+      report_deadlock(blocked);
+    }
+    // Rule R29: both halves of every cta_group::2 allocation were issued.
+    for (const PairAllocation& pair : pairs_)
+      for (int cta = 0; cta < 2; ++cta) {
+        const OpRef& mine = pair.halves[static_cast<size_t>(cta)].alloc;
+        if (!mine.valid() || pair.halves[static_cast<size_t>(1 - cta)].alloc.valid()) continue;
+        fail(mine.instr, mine.warp, -1,
+             warp_name(mine.warp) + "'s tcgen05.alloc.cta_group::2 of " +
+                 std::to_string(pair.ncols) + " columns has no partner: no warp of CTA " +
+                 std::to_string(1 - cta) + " allocated with it",
+             "R29, PTX ISA §9.7.16.7.1");
       }
-      if (waiting.empty()) break;
-      const int first_pc = threads_[static_cast<size_t>(32 * waiting[0])].pc;
-      if (exited >= 0)
-        fail(first_pc, waiting[0], -1,
-             "bar.sync waits for every thread of the CTA, but warp " + std::to_string(exited) +
-                 " has exited" +
-                 (warp_state_[static_cast<size_t>(exited)].exit_instr >= 0
-                      ? " at " + where(warp_state_[static_cast<size_t>(exited)].exit_instr)
-                      : std::string()) +
-                 ": the barrier never completes",
+    // Rule R26: every allocation is freed before the kernel exits.
+    for (const Tmem& tmem : tmems_)
+      for (const Allocation& block : tmem.allocations())
+        if (block.live)
+          fail(block.op.instr, block.op.warp, -1,
+               "the kernel exits with TMEM columns " + std::to_string(block.column) + ".." +
+                   std::to_string(block.column + block.ncols - 1) + " still allocated by " +
+                   warp_name(block.op.warp) + " (no tcgen05.dealloc freed them)",
+               "R26, PTX ISA §9.7.16.7.1");
+  }
+
+  // bar.sync of CTA `cta`: completes when every warp of the CTA waits at it.
+  bool release_cta_barrier(int cta) {
+    std::vector<int> waiting;
+    for (int w = cta * warps_per_cta_; w < (cta + 1) * warps_per_cta_; ++w) {
+      const WarpState& ws = warp_state_[static_cast<size_t>(w)];
+      if (ws.at_barrier)
+        waiting.push_back(w);
+      else if (!ws.done)
+        return false;  // still running or waiting elsewhere
+    }
+    if (waiting.empty()) return false;
+    const int first_pc = threads_[static_cast<size_t>(32 * waiting[0])].pc;
+    if (static_cast<int>(waiting.size()) != warps_per_cta_) {
+      int exited = cta * warps_per_cta_;
+      while (!warp_state_[static_cast<size_t>(exited)].done) ++exited;
+      fail(first_pc, waiting[0], -1,
+           "bar.sync waits for every thread of the CTA, but " + warp_name(exited) + " has exited" +
+               (warp_state_[static_cast<size_t>(exited)].exit_instr >= 0
+                    ? " at " + where(warp_state_[static_cast<size_t>(exited)].exit_instr)
+                    : std::string()) +
+               ": the barrier never completes",
+           "deadlock");
+    }
+    const std::int64_t id = body_[static_cast<size_t>(first_pc)].int_arg();
+    for (int w : waiting) {
+      const int pc = threads_[static_cast<size_t>(32 * w)].pc;
+      if (body_[static_cast<size_t>(pc)].int_arg() != id)
+        fail(pc, w, -1,
+             warp_name(w) + " waits at barrier " +
+                 std::to_string(body_[static_cast<size_t>(pc)].int_arg()) + " while " +
+                 warp_name(waiting[0]) + " waits at barrier " + std::to_string(id) + " (" +
+                 where(first_pc) + "): neither completes",
              "deadlock");
-      const std::int64_t id = body_[static_cast<size_t>(first_pc)].int_arg();
-      for (int w : waiting) {
-        const int pc = threads_[static_cast<size_t>(32 * w)].pc;
-        if (body_[static_cast<size_t>(pc)].int_arg() != id)
-          fail(pc, w, -1,
-               "warp " + std::to_string(w) + " waits at barrier " +
-                   std::to_string(body_[static_cast<size_t>(pc)].int_arg()) + " while warp " +
-                   std::to_string(waiting[0]) + " waits at barrier " + std::to_string(id) + " (" +
-                   where(first_pc) + "): neither completes",
-               "deadlock");
+    }
+    order_.barrier(waiting);
+    ++cta_barriers_[static_cast<size_t>(cta)];
+    for (int w : waiting) {
+      warp_state_[static_cast<size_t>(w)].at_barrier = false;
+      advance(w);
+    }
+    return true;
+  }
+
+  // barrier.cluster.arrive of warp `w`; the phase completes when every warp of the cluster arrived.
+  void cluster_arrive(int w, int pc) {
+    WarpState& ws = warp_state_[static_cast<size_t>(w)];
+    if (ws.pending_phase >= 0)
+      fail(pc, w, -1,
+           warp_name(w) + " arrives at the cluster barrier twice without barrier.cluster.wait",
+           "PTX ISA §9.7.13.3.2");
+    ws.pending_phase = cluster_phases_;
+    order_.cluster_arrive(w);
+    if (++cluster_arrivals_ < warps_) return;
+    std::vector<int> all(static_cast<size_t>(warps_));
+    for (int k = 0; k < warps_; ++k) all[static_cast<size_t>(k)] = k;
+    order_.cluster_complete(all);
+    cluster_arrivals_ = 0;
+    ++cluster_phases_;
+    for (int cta = 0; cta < config_.ctas; ++cta) ++cta_barriers_[static_cast<size_t>(cta)];
+  }
+
+  // Warps at barrier.cluster.wait whose phase has completed go on.
+  bool release_cluster_waiters() {
+    bool released = false;
+    for (int w = 0; w < warps_; ++w) {
+      WarpState& ws = warp_state_[static_cast<size_t>(w)];
+      if (!ws.at_cluster_wait || cluster_phases_ <= ws.pending_phase) continue;
+      ws.at_cluster_wait = false;
+      pass_cluster_wait(w);
+      released = true;
+    }
+    return released;
+  }
+
+  void pass_cluster_wait(int w) {
+    warp_state_[static_cast<size_t>(w)].pending_phase = -1;
+    order_.cluster_wait(w);
+    advance(w);
+  }
+
+  // No warp can go on: say where the first blocked one waits, and for what.
+  [[noreturn]] void report_deadlock(const std::vector<int>& blocked) {
+    const int w = blocked[0];
+    const int pc = threads_[static_cast<size_t>(32 * w)].pc;
+    std::string missing;
+    for (int k = 0; k < warps_; ++k) {
+      const WarpState& ks = warp_state_[static_cast<size_t>(k)];
+      if (ks.done) {
+        missing = warp_name(k) + " has exited";
+        break;
       }
-      order_.barrier(waiting);
-      for (int w : waiting) {
-        warp_state_[static_cast<size_t>(w)].at_barrier = false;
-        for (int l = 0; l < 32; ++l) ++threads_[static_cast<size_t>(32 * w + l)].pc;
+      if (ks.at_barrier && warp_state_[static_cast<size_t>(w)].at_cluster_wait) {
+        missing = warp_name(k) + " waits at bar.sync (" +
+                  where(threads_[static_cast<size_t>(32 * k)].pc) + ")";
+        break;
+      }
+      if (ks.at_cluster_wait && warp_state_[static_cast<size_t>(w)].at_barrier) {
+        missing = warp_name(k) + " waits at the cluster barrier (" +
+                  where(threads_[static_cast<size_t>(32 * k)].pc) + ")";
+        break;
       }
     }
-    // Rule R26: every allocation is freed before the kernel exits.
-    for (const Allocation& block : tmem_.allocations())
-      if (block.live)
-        fail(block.op.instr, block.op.warp, -1,
-             "the kernel exits with TMEM columns " + std::to_string(block.column) + ".." +
-                 std::to_string(block.column + block.ncols - 1) + " still allocated by warp " +
-                 std::to_string(block.op.warp) + " (no tcgen05.dealloc freed them)",
-             "R26, PTX ISA §9.7.16.7.1");
+    fail(pc, w, -1,
+         warp_name(w) + " waits forever" + (missing.empty() ? "" : ": " + missing) +
+             (warp_state_[static_cast<size_t>(w)].at_cluster_wait
+                  ? "; barrier.cluster.wait needs every thread of every CTA of the cluster to "
+                    "arrive"
+                  : ""),
+         "deadlock");
   }
 
   // Runs warp `w` until it waits at a barrier or all its threads have exited.
@@ -539,7 +666,7 @@ class Interpreter {
       const Instruction& i = body_[static_cast<size_t>(pc)];
       if (!gone.empty())
         fail(pc, w, -1,
-             "lanes " + lanes_text(live) + " of warp " + std::to_string(w) +
+             "lanes " + lanes_text(live) + " of " + warp_name(w) +
                  " reach this instruction but lanes " + lanes_text(gone) +
                  " have exited; it needs all 32 threads of the warp",
              "divergence, R21");
@@ -548,7 +675,7 @@ class Interpreter {
         (threads_[static_cast<size_t>(first + l)].pc == pc ? here : elsewhere).push_back(l);
       if (!elsewhere.empty())
         fail(pc, w, -1,
-             "lanes " + lanes_text(here) + " of warp " + std::to_string(w) +
+             "lanes " + lanes_text(here) + " of " + warp_name(w) +
                  " reach this instruction while lanes " + lanes_text(elsewhere) + " are at " +
                  where(threads_[static_cast<size_t>(first + elsewhere[0])].pc) +
                  "; a .sync.aligned instruction needs the whole warp converged",
@@ -583,6 +710,23 @@ class Interpreter {
         ws.at_barrier = true;
         return;
       }
+      if (i.op() == Op::kClusterArrive) {
+        cluster_arrive(w, pc);
+        advance(w);
+        continue;
+      }
+      if (i.op() == Op::kClusterWait) {
+        if (ws.pending_phase < 0)
+          fail(pc, w, -1,
+               warp_name(w) + " executes barrier.cluster.wait without barrier.cluster.arrive",
+               "PTX ISA §9.7.13.3.2");
+        if (cluster_phases_ > ws.pending_phase) {
+          pass_cluster_wait(w);
+          continue;
+        }
+        ws.at_cluster_wait = true;
+        return;
+      }
       execute_collective(w, i, pc);
       advance(w);
     }
@@ -612,12 +756,75 @@ class Interpreter {
     return first;
   }
 
+  // cta_group::2 needs the peer CTA launched (a cluster of two) and still active (TCGEN05.md §6).
   void check_cta_group(int w, int pc, const Instruction& i) {
-    if (i.int_arg() != 1)
+    if (i.int_arg() != 2) return;
+    if (config_.ctas != 2)
       fail(pc, w, -1,
-           "cta_group::" + std::to_string(i.int_arg()) +
-               " needs a peer CTA; the simulator runs one CTA",
-           "", ErrorCode::kInternal);
+           "cta_group::2 needs a peer CTA, but the kernel runs as " + std::to_string(config_.ctas) +
+               " CTA(s); launch it as a cluster of 2 CTAs (sim::Config::ctas)",
+           "R29, PTX ISA §9.7.16.7.1");
+    const int peer = 1 - cta_of(w);
+    if (cta_exited(peer))
+      fail(pc, w, -1,
+           warp_name(w) + " issues a cta_group::2 collective after its peer CTA " +
+               std::to_string(peer) +
+               " has exited; the peer must be launched and still active (keep it alive with a "
+               "cluster barrier after the dealloc)",
+           "R29, PTX ISA §9.7.16.7.1");
+  }
+
+  // One warp per CTA issues the pair's alloc/dealloc, the same warp in both CTAs (CUTLASS
+  // Allocator2Sm; TCGEN05.md §6).
+  void check_pair_warp(int w, int pc, const char* what) {
+    const int cta = cta_of(w), peer = 1 - cta;
+    int& mine = pair_warp_[static_cast<size_t>(cta)];
+    const int theirs = pair_warp_[static_cast<size_t>(peer)];
+    if (mine >= 0 && mine != local_warp(w))
+      fail(pc, w, -1,
+           warp_name(w) + " issues " + what + ", but warp " + std::to_string(mine) + " of CTA " +
+               std::to_string(cta) +
+               " issues this CTA's cta_group::2 lifecycle; one warp per peer CTA performs it",
+           "R29, PTX ISA §9.7.16.7.1");
+    if (theirs >= 0 && theirs != local_warp(w))
+      fail(pc, w, -1,
+           warp_name(w) + " issues " + what + ", but its peer CTA " + std::to_string(peer) +
+               " issues the pair's lifecycle from warp " + std::to_string(theirs) +
+               "; the pair's two warps have the same warp id in their CTAs",
+           "R29, TCGEN05.md §6");
+    mine = local_warp(w);
+  }
+
+  // The pair allocation that block `block` of CTA `cta` belongs to, or null.
+  PairAllocation* pair_of(int cta, int block) {
+    for (PairAllocation& pair : pairs_)
+      if (pair.halves[static_cast<size_t>(cta)].block == block &&
+          pair.halves[static_cast<size_t>(cta)].alloc.valid())
+        return &pair;
+    return nullptr;
+  }
+
+  // Before warp `w` uses or frees the pair's columns, the peer CTA's half of the alloc reached it
+  // (fence::before, cluster barrier, fence::after): both peers allocate before either uses or
+  // releases (R31).
+  void check_peer_allocated(int w, int pc, const PairAllocation& pair, const char* action) {
+    const int peer = 1 - cta_of(w);
+    const OpRef& theirs = pair.halves[static_cast<size_t>(peer)].alloc;
+    if (!theirs.valid())
+      fail(pc, w, -1,
+           warp_name(w) + " " + action + " columns " + std::to_string(pair.column) + ".." +
+               std::to_string(pair.column + pair.ncols - 1) +
+               " of a cta_group::2 allocation that its peer CTA " + std::to_string(peer) +
+               " has not allocated yet; order both allocs before any use or release with "
+               "fence::before_thread_sync, barrier.cluster.arrive/wait, fence::after_thread_sync",
+           "R31, TCGEN05.md §6-7");
+    if (!order_.visible(OpKind::kAlloc, theirs, w))
+      fail(pc, w, -1,
+           warp_name(w) + " " + action + " columns " + std::to_string(pair.column) + ".." +
+               std::to_string(pair.column + pair.ncols - 1) +
+               " of a cta_group::2 allocation before the peer's alloc at " + where(theirs.instr) +
+               " is ordered before it: " + order_.missing(OpKind::kAlloc, theirs, w),
+           "R31, TCGEN05.md §6-7");
   }
 
   static bool legal_ncols(std::uint64_t n) {
@@ -632,7 +839,7 @@ class Interpreter {
         return dealloc(w, i, pc);
       case Op::kTcgen05Relinquish:
         check_cta_group(w, pc, i);
-        tmem_.relinquish(pc);
+        tmem_of(w).relinquish(pc);
         return;
       case Op::kTcgen05WaitSt:
         order_.wait(w, OpKind::kStore);
@@ -666,61 +873,100 @@ class Interpreter {
     check_cta_group(w, pc, i);
     const std::uint64_t dst = uniform(w, pc, i.dsts()[0], "the alloc destination", true);
     const std::uint64_t ncols = uniform(w, pc, i.srcs()[0], "the column count");
-    const std::string warp = "warp " + std::to_string(w);
+    const std::string warp = warp_name(w);
+    Tmem& tmem = tmem_of(w);
     if (!legal_ncols(ncols))
       fail(
           pc, w, -1,
           warp + " allocates " + std::to_string(ncols) + " columns; allowed: 32, 64, 128, 256, 512",
           "R22, PTX ISA §9.7.16.7.1");
-    if (tmem_.relinquish_instr() >= 0)
+    if (tmem.relinquish_instr() >= 0)
       fail(pc, w, -1,
            warp + " allocates after the CTA gave up its allocation permit at " +
-               where(tmem_.relinquish_instr()),
+               where(tmem.relinquish_instr()),
            "R25, PTX ISA §9.7.16.7.1");
     const int n = static_cast<int>(ncols);
-    if (!tmem_.allocations().empty() && tmem_.allocations().back().ncols < n)
+    if (!tmem.allocations().empty() && tmem.allocations().back().ncols < n)
       fail(pc, w, -1,
            warp + " allocates " + std::to_string(n) + " columns after an allocation of " +
-               std::to_string(tmem_.allocations().back().ncols) + " at " +
-               where(tmem_.allocations().back().op.instr) + "; allocation sizes must not increase",
+               std::to_string(tmem.allocations().back().ncols) + " at " +
+               where(tmem.allocations().back().op.instr) + "; allocation sizes must not increase",
            "R24, PTX ISA §9.7.16.7.1");
-    std::optional<int> column = tmem_.find_free(n, config_.placement);
+    const bool paired = i.int_arg() == 2;
+    const int cta = cta_of(w), peer = 1 - cta;
+    PairAllocation* pair = nullptr;
+    if (paired) {
+      check_pair_warp(w, pc, "tcgen05.alloc.cta_group::2");
+      // The k-th alloc::2 of one CTA pairs with the k-th of its peer.
+      const size_t k = static_cast<size_t>(pair_halves_[static_cast<size_t>(cta)]++);
+      if (k < pairs_.size()) {
+        pair = &pairs_[k];
+        const OpRef& theirs = pair->halves[static_cast<size_t>(peer)].alloc;
+        if (pair->ncols != n)
+          fail(pc, w, -1,
+               warp + " allocates " + std::to_string(n) + " columns with cta_group::2, but CTA " +
+                   std::to_string(peer) + " allocated " + std::to_string(pair->ncols) + " at " +
+                   where(theirs.instr) + "; both halves of the pair take the same nCols",
+               "R29, PTX ISA §9.7.16.7.1");
+        if (!tmem.is_free(pair->column, n))
+          fail(pc, w, -1,
+               warp + " allocates columns " + std::to_string(pair->column) + ".." +
+                   std::to_string(pair->column + n - 1) + " that CTA " + std::to_string(peer) +
+                   " holds for the pair, but they are taken in CTA " + std::to_string(cta) +
+                   ": the alloc blocks forever",
+               "R30, PTX ISA §9.7.16.7.1");
+      } else {
+        pairs_.push_back({});
+        pair = &pairs_.back();
+      }
+    }
+    std::optional<int> column =
+        pair && pair->ncols ? std::optional<int>(pair->column)
+        : paired ? tmem.find_free(n, config_.placement, &tmems_[static_cast<size_t>(peer)])
+                 : tmem.find_free(n, config_.placement);
     if (!column) {
       int held = 0;
-      for (const Allocation& block : tmem_.allocations()) held += block.live ? block.ncols : 0;
+      for (const Allocation& block : tmem.allocations()) held += block.live ? block.ncols : 0;
       fail(pc, w, -1,
            warp + " allocates " + std::to_string(n) + " columns but live allocations hold " +
                std::to_string(held) + " of 512: the alloc blocks forever",
            "R30, PTX ISA §9.7.16.7.1");
     }
-    SharedMemory::Word* word = shared_.word(dst);
+    SharedMemory::Word* word = shareds_[static_cast<size_t>(cta)].word(dst);
     if (!word)
       fail(pc, w, -1, "the alloc destination " + hex32(dst) + " is not a word of shared memory",
            "R28");
     const OpRef op = order_.issue(w, OpKind::kAlloc, pc);
-    tmem_.add(*column, n, op);
+    const int block = tmem.add(*column, n, op);
+    if (pair) {
+      pair->column = *column;
+      pair->ncols = n;
+      pair->halves[static_cast<size_t>(cta)].alloc = op;
+      pair->halves[static_cast<size_t>(cta)].block = block;
+    }
     *word = {static_cast<std::uint32_t>(*column), true, w,
-             order_.barriers()};  // lane 0 in bits 31:16
+             cta_barriers_[static_cast<size_t>(cta)]};  // lane 0 in bits 31:16
   }
 
   void dealloc(int w, const Instruction& i, int pc) {
     check_cta_group(w, pc, i);
     const std::uint64_t taddr = uniform(w, pc, i.srcs()[0], "the dealloc address");
     const std::uint64_t ncols = uniform(w, pc, i.srcs()[1], "the column count");
-    const std::string warp = "warp " + std::to_string(w);
+    const std::string warp = warp_name(w);
+    Tmem& tmem = tmem_of(w);
     if (!legal_ncols(ncols))
       fail(pc, w, -1,
            warp + " deallocates " + std::to_string(ncols) +
                " columns; allowed: 32, 64, 128, 256, 512",
            "R22, PTX ISA §9.7.16.7.1");
-    const int index = (taddr >> 16) == 0 ? tmem_.block_at(static_cast<int>(taddr & 0xFFFF)) : -1;
+    const int index = (taddr >> 16) == 0 ? tmem.block_at(static_cast<int>(taddr & 0xFFFF)) : -1;
     if (index < 0)
       fail(pc, w, -1,
            warp + " deallocates address " + hex32(taddr) + " (lane " + std::to_string(taddr >> 16) +
                ", column " + std::to_string(taddr & 0xFFFF) +
                "), which is not the start of a live allocation",
            "R23, PTX ISA §9.7.16.7.1");
-    const Allocation block = tmem_.allocations()[static_cast<size_t>(index)];
+    const Allocation block = tmem.allocations()[static_cast<size_t>(index)];
     if (static_cast<int>(ncols) != block.ncols)
       fail(pc, w, -1,
            warp + " deallocates " + std::to_string(ncols) + " columns of the " +
@@ -728,30 +974,53 @@ class Interpreter {
            "R23, PTX ISA §9.7.16.7.1");
     if (block.op.warp != w)
       fail(pc, w, -1,
-           warp + " deallocates columns that warp " + std::to_string(block.op.warp) +
-               " allocated at " + where(block.op.instr) + "; the allocating warp frees them",
+           warp + " deallocates columns that " + warp_name(block.op.warp) + " allocated at " +
+               where(block.op.instr) + "; the allocating warp frees them",
            "R29, TCGEN05.md §6");
-    // No access may be outstanding, and other warps' accesses must be handed over (R31).
+    PairAllocation* pair = pair_of(cta_of(w), index);
+    // The verifier refused a kernel that mixes ::1 and ::2 (R27), so ::2 frees pair blocks only.
+    if (pair) {
+      check_pair_warp(w, pc, "tcgen05.dealloc.cta_group::2");
+      check_peer_allocated(w, pc, *pair, "deallocates");
+      // Both halves have the pair's nCols: each equals its own block's (R23 above), and the
+      // blocks' were checked equal at the allocs (R29).
+      const int peer = 1 - cta_of(w);
+      const PairHalf& theirs = pair->halves[static_cast<size_t>(peer)];
+      // With ::2 no access of the peer CTA may be outstanding either (TCGEN05.md §6).
+      if (!theirs.dealloc.valid()) check_accesses_done(w, pc, peer, block);
+      pair->halves[static_cast<size_t>(cta_of(w))].dealloc = {w, 0, pc};
+    }
+    check_accesses_done(w, pc, cta_of(w), block);
+    tmem.release(index);
+  }
+
+  // No access to the block's columns in CTA `cta` may be outstanding, and other warps' accesses
+  // must be handed over to warp `w` (R31).
+  void check_accesses_done(int w, int pc, int cta, const Allocation& block) {
+    const std::string warp = warp_name(w);
+    Tmem& tmem = tmems_[static_cast<size_t>(cta)];
     for (int column = block.column; column < block.column + block.ncols; ++column)
       for (int lane = 0; lane < kTmemLanes; ++lane) {
-        const Cell& c = tmem_.cell(lane, column);
+        const Cell& c = tmem.cell(lane, column);
         if (!order_.visible(OpKind::kStore, c.last_store, w))
           fail(pc, w, -1,
-               warp + " deallocates TMEM lane " + std::to_string(lane) + ", column " +
-                   std::to_string(column) + " while the tcgen05.st at " +
-                   where(c.last_store.instr) + " by warp " + std::to_string(c.last_store.warp) +
+               warp + " deallocates " + cell_name(cta, lane, column) + " while the tcgen05.st at " +
+                   where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
                    " may still be running: " + order_.missing(OpKind::kStore, c.last_store, w),
                "R31, TCGEN05.md §7");
         for (const OpRef& ld : c.loads)
           if (!order_.visible(OpKind::kLoad, ld, w))
             fail(pc, w, -1,
-                 warp + " deallocates TMEM lane " + std::to_string(lane) + ", column " +
-                     std::to_string(column) + " while the tcgen05.ld at " + where(ld.instr) +
-                     " by warp " + std::to_string(ld.warp) +
+                 warp + " deallocates " + cell_name(cta, lane, column) +
+                     " while the tcgen05.ld at " + where(ld.instr) + " by " + warp_name(ld.warp) +
                      " may still be running: " + order_.missing(OpKind::kLoad, ld, w),
                  "R31, TCGEN05.md §7");
       }
-    tmem_.release(index);
+  }
+
+  std::string cell_name(int cta, int lane, int column) const {
+    return (config_.ctas > 1 ? "CTA " + std::to_string(cta) + " " : std::string()) +
+           cell_text(lane, column);
   }
 
   std::string cell_text(int lane, int column) const {
@@ -782,8 +1051,10 @@ class Interpreter {
     const auto imm =
         static_cast<std::uint32_t>(i.split_imm().value_or(0));  // a 32-bit address add, mod 2^32
     const OpRef self = order_.issue(w, load ? OpKind::kLoad : OpKind::kStore, pc);
-    const int slab = 32 * (w % 4);
-    const std::string warp = "warp " + std::to_string(w);
+    const int slab = 32 * (local_warp(w) % 4);
+    const std::string warp = warp_name(w);
+    Tmem& tmem = tmem_of(w);
+    int pair_checked = -1;  // the block whose pair was checked last
 
     std::vector<std::uint32_t> data(static_cast<size_t>(32 * nregs), 0);
     if (!load)
@@ -817,24 +1088,29 @@ class Interpreter {
                      " may only access lanes " + std::to_string(slab) + ".." +
                      std::to_string(slab + 31),
                  "R17, PTX ISA §9.7.16.8.1");
-          const int block = tmem_.live_block(column);
+          const int block = tmem.live_block(column);
           if (block < 0)
             fail(pc, w, 32 * w + l,
                  who() + " addresses " + cell_text(lane, column) + ", which is not allocated",
                  "R19, PTX ISA §9.7.16.1.2");
-          const Allocation& a = tmem_.allocations()[static_cast<size_t>(block)];
+          const Allocation& a = tmem.allocations()[static_cast<size_t>(block)];
           if (!order_.visible(OpKind::kAlloc, a.op, w))
             fail(pc, w, 32 * w + l,
                  who() + " addresses " + cell_text(lane, column) + " of the allocation made at " +
                      where(a.op.instr) +
                      " before it is handed over: " + order_.missing(OpKind::kAlloc, a.op, w),
                  "R31, TCGEN05.md §7");
-          Cell& c = tmem_.cell(lane, column);
+          if (block != pair_checked && config_.ctas > 1) {
+            if (const PairAllocation* pair = pair_of(cta_of(w), block))
+              check_peer_allocated(w, pc, *pair, load ? "reads" : "writes");
+            pair_checked = block;
+          }
+          Cell& c = tmem.cell(lane, column);
           if (load) {
             if (!order_.visible(OpKind::kStore, c.last_store, w))
               fail(pc, w, 32 * w + l,
                    who() + " reads " + cell_text(lane, column) + ", which the tcgen05.st at " +
-                       where(c.last_store.instr) + " by warp " + std::to_string(c.last_store.warp) +
+                       where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
                        " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
                    "R31, PTX ISA §9.7.16.6");
             auto mine = std::find_if(c.loads.begin(), c.loads.end(),
@@ -857,16 +1133,15 @@ class Interpreter {
             if (!order_.visible(OpKind::kStore, c.last_store, w))
               fail(pc, w, 32 * w + l,
                    who() + " overwrites " + cell_text(lane, column) + ", which the tcgen05.st at " +
-                       where(c.last_store.instr) + " by warp " + std::to_string(c.last_store.warp) +
+                       where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
                        " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
                    "R31, PTX ISA §9.7.16.6");
             for (const OpRef& ld : c.loads)
               if (!order_.visible(OpKind::kLoad, ld, w))
                 fail(pc, w, 32 * w + l,
                      who() + " overwrites " + cell_text(lane, column) +
-                         ", which the tcgen05.ld at " + where(ld.instr) + " by warp " +
-                         std::to_string(ld.warp) +
-                         " reads: " + order_.missing(OpKind::kLoad, ld, w),
+                         ", which the tcgen05.ld at " + where(ld.instr) + " by " +
+                         warp_name(ld.warp) + " reads: " + order_.missing(OpKind::kLoad, ld, w),
                      "R31, PTX ISA §9.7.16.6");
             c.loads.clear();
             c.last_store = self;
@@ -900,12 +1175,19 @@ class Interpreter {
   GlobalMemory& global_;
   std::vector<std::string> lines_;  // printed PTX of each body instruction
   std::vector<int> line_numbers_;   // its 1-based line in the printed module
-  int warps_;
+  int warps_per_cta_;
+  int warps_;  // of the whole cluster: warp w is warp w % warps_per_cta_ of CTA w / warps_per_cta_
   AsyncOrder order_;
-  Tmem tmem_;
-  SharedMemory shared_;
-  std::vector<Thread> threads_;
+  std::vector<Tmem> tmems_;            // per CTA
+  std::vector<SharedMemory> shareds_;  // per CTA
+  std::vector<int> cta_barriers_;      // barriers each CTA completed (shared-memory races)
+  std::vector<Thread> threads_;        // thread t is thread t % threads of CTA t / threads
   std::vector<WarpState> warp_state_;
+  std::vector<PairAllocation> pairs_;     // cta_group::2 allocations in order
+  std::array<int, 2> pair_halves_{};      // alloc::2 halves each CTA issued
+  std::array<int, 2> pair_warp_{-1, -1};  // the warp of each CTA that issues its ::2 lifecycle
+  int cluster_arrivals_ = 0;              // warps arrived at the current cluster phase
+  int cluster_phases_ = 0;                // cluster barrier phases completed
   std::map<std::string, size_t> param_index_;
   std::map<std::string, std::uint32_t> shared_address_;
   std::map<std::string, int> labels_;
@@ -924,6 +1206,9 @@ Status run_kernel(const ptx::Module& module, std::string_view entry, const Confi
     return Error(ErrorCode::kUsage,
                  "sim: a CTA of " + std::to_string(config.threads) +
                      " threads; the simulator runs whole warps, 32..1024 threads");
+  if (config.ctas != 1 && config.ctas != 2)
+    return Error(ErrorCode::kUsage, "sim: a cluster of " + std::to_string(config.ctas) +
+                                        " CTAs; the simulator runs 1, or 2 (a cta_group::2 pair)");
   const ptx::Function* function = nullptr;
   int entries = 0;
   for (const ptx::Function& f : module.functions()) {

@@ -1,6 +1,7 @@
 // tmem::sim::run_kernel: the CPU simulator. It executes a PTX IR module (the instructions a GPU
-// would run, as kernels::build_kernel produced them) for one CTA, thread by thread, with the
-// warp-collective tcgen05 instructions executed when all 32 threads of a warp reach them.
+// would run, as kernels::build_kernel produced them) for one CTA, or a cluster of two (a
+// cta_group::2 pair), thread by thread, with the warp-collective tcgen05 instructions executed when
+// all 32 threads of a warp reach them.
 //
 // It knows nothing of Plans or the checker: ld/st move data by the native image of TCGEN05.md §4
 // (tmem/image.h) at the 32-bit address in their register, so a planning or code generation bug
@@ -23,7 +24,14 @@
 namespace tmem::sim {
 
 struct Config {
-  int threads = 128;  // one CTA of threads; a multiple of 32, at most 1024
+  int threads = 128;  // threads per CTA; a multiple of 32, at most 1024
+  // CTAs of the cluster: 1, or 2 for a kernel whose tcgen05 lifecycle uses cta_group::2. CTA c
+  // reads c from %ctaid.x and %cluster_ctarank, has its own TMEM and shared memory, and syncs
+  // with its peer only through barrier.cluster.arrive/wait. A pair's alloc/dealloc is modelled
+  // as one half per CTA, issued by one warp of each: the halves take the same columns and nCols
+  // (R29); a peer's alloc must reach a warp (fence, cluster barrier, fence) before the warp uses
+  // or frees the pair's columns, and every access of both CTAs before either frees them (R31).
+  int ctas = 1;
   // Instructions executed by all threads together (a warp-collective one counts once per
   // thread) before the run is abandoned: a broken kernel cannot hang the simulator.
   std::uint64_t instruction_budget = std::uint64_t{1} << 24;

@@ -18,17 +18,21 @@ Tmem::Tmem() : cells_(static_cast<size_t>(kTmemLanes) * kTmemColumns) {
   std::fill(std::begin(owner_), std::end(owner_), -1);
 }
 
-std::optional<int> Tmem::find_free(int ncols, Placement placement) const {
-  const int granules = ncols / kAllocUnit;
+std::optional<int> Tmem::find_free(int ncols, Placement placement, const Tmem* also) const {
   const int blocks = kTmemColumns / ncols;
   for (int i = 0; i < blocks; ++i) {
     const int block = placement == Placement::kLowest ? i : blocks - 1 - i;
-    const int first = block * granules;
-    bool free = true;
-    for (int g = first; g < first + granules && free; ++g) free = owner_[g] < 0;
-    if (free) return block * ncols;
+    if (is_free(block * ncols, ncols) && (!also || also->is_free(block * ncols, ncols)))
+      return block * ncols;
   }
   return std::nullopt;
+}
+
+bool Tmem::is_free(int column, int ncols) const {
+  if (column < 0 || ncols <= 0 || column + ncols > kTmemColumns) return false;
+  for (int g = column / kAllocUnit; g < (column + ncols) / kAllocUnit; ++g)
+    if (owner_[g] >= 0) return false;
+  return true;
 }
 
 int Tmem::add(int column, int ncols, OpRef op) {

@@ -50,8 +50,11 @@ class Tmem {
   }
 
   // A free block of `ncols` columns (a power of two, 32..512) aligned to its size, or nullopt
-  // when none is free (alloc would block: rule R30).
-  std::optional<int> find_free(int ncols, Placement placement) const;
+  // when none is free (alloc would block: rule R30). With `also`, the block must be free there
+  // too: a cta_group::2 allocation takes the same columns in both CTAs of the pair.
+  std::optional<int> find_free(int ncols, Placement placement, const Tmem* also = nullptr) const;
+  // Whether columns [column, column + ncols) are all free.
+  bool is_free(int column, int ncols) const;
   // Records a new live block; returns its index in allocations().
   int add(int column, int ncols, OpRef op);
   // Frees block `index` and forgets the access history of its cells.

@@ -66,6 +66,7 @@ struct FakeLaunch {
   void* stream;
   int first_arg;
   int kernel_loaded_on[kDeviceCount];
+  unsigned cluster[3];  // cuLaunchKernelEx's cluster dimension; {0, 0, 0} for cuLaunchKernel
 };
 FakeLaunch g_last_launch{};
 
@@ -271,6 +272,24 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
                              {}};
   for (int d = 0; d < kDeviceCount; ++d) g_last_launch.kernel_loaded_on[d] = fake->loaded_on[d];
   return CUDA_SUCCESS;
+}
+
+// A cluster launch (CUDA 12.0): the launch above plus the cluster dimension attribute.
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function, void** params,
+                          void** extra) {
+  unsigned cluster[3] = {1, 1, 1};
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      cluster[0] = config->attrs[i].value.clusterDim.x;
+      cluster[1] = config->attrs[i].value.clusterDim.y;
+      cluster[2] = config->attrs[i].value.clusterDim.z;
+    }
+  if (config->gridDimX % cluster[0] != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  const CUresult result = cuLaunchKernel(
+      function, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+      config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params, extra);
+  for (int k = 0; k < 3; ++k) g_last_launch.cluster[k] = cluster[k];
+  return result;
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {

@@ -24,6 +24,7 @@ struct FakeLaunch {
   void* stream;
   int first_arg;
   int kernel_loaded_on[3];
+  unsigned cluster[3];
 };
 
 // The fake, opened by full path before the driver's dlopen("libcuda.so.1"): the dynamic loader
@@ -133,6 +134,7 @@ TEST_F(FakeDriver, KernelLoadsAndLaunchesOnSeveralDevices) {
   ASSERT_TRUE(kernel.launch(config, args).ok());
   const FakeLaunch* launch = fake().last_launch();
   EXPECT_EQ(launch->device, 1);
+  EXPECT_EQ(launch->cluster[0], 0u) << "a plain launch, not a cluster launch";
   EXPECT_EQ(launch->grid[0], 2u);
   EXPECT_EQ(launch->grid[1], 3u);
   EXPECT_EQ(launch->grid[2], 4u);
@@ -156,6 +158,28 @@ TEST_F(FakeDriver, KernelLoadsAndLaunchesOnSeveralDevices) {
   Status refused = kernel.launch(config, args);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code(), ErrorCode::kTarget);
+}
+
+// LaunchConfig::cluster_ctas (a cta_group::2 pair): cuLaunchKernelEx with the cluster dimension.
+TEST_F(FakeDriver, ClusterLaunchPassesTheClusterDimension) {
+  const Kernel kernel = make_kernel("k", Target::kSm100f, fake_cubin("k"));
+  make_current(1);
+  int value = 5;
+  void* args[] = {&value};
+  LaunchConfig config;
+  config.grid = {4, 1, 1};
+  config.block = {128, 1, 1};
+  config.cluster_ctas = 2;
+  ASSERT_TRUE(kernel.launch(config, args).ok());
+  const FakeLaunch* launch = fake().last_launch();
+  EXPECT_EQ(launch->grid[0], 4u);
+  EXPECT_EQ(launch->cluster[0], 2u);
+  EXPECT_EQ(launch->cluster[1], 1u);
+  EXPECT_EQ(launch->first_arg, 5);
+  config.grid = {3, 1, 1};  // not a whole number of clusters: refused before the driver
+  const Status refused = kernel.launch(config, args);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage);
 }
 
 TEST_F(FakeDriver, LoadErrorsCarryTheCallAndTheCudaError) {

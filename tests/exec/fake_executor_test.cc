@@ -107,4 +107,23 @@ TEST_F(FakeExecutors, RunChecksBuffersThenFailsPreciselyAtTheFakeLoad) {
   }
 }
 
+// The pair (cta_group 2) on both executors: buffers of two CTAs, then the same precise failure
+// at the fake load (the pair kernel compiles for sm_90 and sm_100a).
+TEST_F(FakeExecutors, RunPairChecksTwoCtasOfBuffersThenFailsAtTheFakeLoad) {
+  const auto spec = tmemjit_test::seed_layout_b(true).make();
+  const auto plan = tmem::check(spec).value();
+  for (int ordinal : {0, 1}) {
+    make_current(ordinal);
+    auto executor = ordinal == 0 ? tmem::make_emu_executor() : tmem::make_gpu_executor();
+    ASSERT_TRUE(executor.ok()) << executor.error().full_text();
+    std::vector<std::uint32_t> in(2 * 128 * 64), raw(2 * 128 * 64), one_cta_raw(128 * 64);
+    auto wrong = (*executor)->run_pair(spec, plan, tmem::KernelKind::kStore, in, one_cta_raw);
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().code(), tmem::ErrorCode::kUsage) << wrong.error().full_text();
+    auto refused = (*executor)->run_pair(spec, plan, tmem::KernelKind::kStore, in, raw);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code(), tmem::ErrorCode::kDriver) << refused.error().full_text();
+  }
+}
+
 }  // namespace

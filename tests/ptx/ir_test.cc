@@ -356,7 +356,9 @@ TEST(PtxVerify, RejectsIllegalColumnCountsAndMixedCtaGroups) {
   Function& g = n.add_function(Function::Kind::kEntry, "bad");
   g.emit(Instruction::tcgen05_alloc(Operand::addr("base"), Operand::imm(32), 1));
   g.emit(Instruction::tcgen05_relinquish(2));
-  EXPECT_EQ(print_error(n), ErrorCode::kInternal);
+  // A mix is the rule R27, not an IR misuse: the error says which instructions.
+  EXPECT_EQ(print_error(n), ErrorCode::kRule);
+  EXPECT_EQ(n.verify().error().rule(), Rule::kR27);
 }
 
 TEST(PtxVerify, RejectsMisusedReturnParameters) {

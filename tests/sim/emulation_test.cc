@@ -38,6 +38,34 @@ class EmulationOnSimulator final : public tmem::Executor {
     return tmem::kernels::check_emulation_status(
         *kernel, std::span<const std::uint32_t>(buffer).first(tmem::kernels::kEmuStatusWords));
   }
+  // The CTA pair as the emu executor runs it: a cluster of 2 CTAs, one EmulationBuffer each.
+  tmem::Status run_pair(const tmem::TransferSpec&, const tmem::Plan& plan, KernelKind kind,
+                        std::span<const std::uint32_t> first,
+                        std::span<std::uint32_t> second) override {
+    auto kernel = tmem::kernels::build_emulation_kernel(plan, kind, 2);
+    if (!kernel) return std::move(kernel).error();
+    std::vector<std::uint32_t> buffer(2 * tmem::kernels::kEmuBufferWords, 0xA5A5A5A5u);
+    for (size_t c = 0; c < 2; ++c)
+      std::fill_n(buffer.begin() + static_cast<long>(c * tmem::kernels::kEmuBufferWords),
+                  tmem::kernels::kEmuStatusWords, 0u);
+    tmem::sim::GlobalMemory memory;
+    const std::uint64_t params[3] = {memory.map_read_only("first", first),
+                                     memory.map("second", second),
+                                     memory.map(tmem::kernels::kEmuParam, buffer)};
+    tmem::sim::Config config;
+    config.threads = tmem::kernels::launch_shape(plan, kind, 2).threads;
+    config.ctas = 2;
+    config.instruction_budget = std::uint64_t{1} << 28;
+    if (auto ran = tmem::sim::run_kernel(kernel->module, "", config, params, memory); !ran.ok())
+      return ran;
+    for (size_t c = 0; c < 2; ++c)
+      if (auto ok = tmem::kernels::check_emulation_status(
+              *kernel, std::span<const std::uint32_t>(buffer).subspan(
+                           c * tmem::kernels::kEmuBufferWords, tmem::kernels::kEmuStatusWords));
+          !ok.ok())
+        return ok;
+    return std::monostate{};
+  }
 };
 
 // The simulator must execute the three instructions only the emulation uses; until it does, the
@@ -72,6 +100,45 @@ TEST_P(EmulationOnSim, EveryKindMatchesTheViews) {
        {KernelKind::kRoundtrip, KernelKind::kStore, KernelKind::kLoad, KernelKind::kFill})
     EXPECT_TRUE(tmemjit_test::run_and_check(executor, spec, plan, kind, seed++, /*poisoned=*/true))
         << GetParam().name << " " << tmem::to_string(kind);
+}
+
+// The emulated CTA pair (what the EmuPair suite launches on a Hopper GPU): each CTA moves its own
+// block of In -> TMEM -> Out (roundtrip) and Raw -> TMEM -> Raw2 (fill) through its own emulated
+// TMEM, ordered by the cluster barrier.
+TEST(EmulationPairOnSim, EachCtaMovesItsOwnBlock) {
+  EmulationOnSimulator executor;
+  for (const tmemjit_test::SpecText& text :
+       {tmemjit_test::seed_layout_b(true), tmemjit_test::seed_split(true)}) {
+    const tmem::TransferSpec spec = text.make();
+    const tmem::Plan plan = tmem::check(spec).value();
+    for (KernelKind kind : {KernelKind::kRoundtrip, KernelKind::kFill}) {
+      const auto shape = tmem::kernels::launch_shape(plan, kind, 2);
+      const size_t per_cta = kind == KernelKind::kFill
+                                 ? 128 * static_cast<size_t>(shape.raw_columns)
+                                 : static_cast<size_t>(shape.threads * shape.slots);
+      std::vector<std::uint32_t> in(2 * per_cta), out(in.size(), 0);
+      for (size_t k = 0; k < in.size(); ++k)
+        in[k] = 0x0E300000u ^ static_cast<std::uint32_t>(k * 40503u);
+      auto ran = executor.run_pair(spec, plan, kind, in, out);
+      ASSERT_TRUE(ran.ok()) << text.op << " " << tmem::to_string(kind) << ": "
+                            << ran.error().full_text();
+      if (kind == KernelKind::kFill) {
+        EXPECT_EQ(out, in) << text.op;
+        continue;
+      }
+      // Roundtrip: the slots the register view covers come back (all of them for layout B), the
+      // same slots in both CTAs' blocks.
+      size_t covered = 0;
+      for (size_t k = 0; k < per_cta; ++k) {
+        covered += out[k] == in[k];
+        EXPECT_EQ(out[k] == in[k], out[per_cta + k] == in[per_cta + k]) << text.op << " slot " << k;
+      }
+      EXPECT_GT(covered, 0u) << text.op;
+      if (text.op == tmemjit_test::seed_layout_b(true).op) {
+        EXPECT_EQ(out, in);
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sim, EmulationOnSim, ::testing::ValuesIn(tmemjit_test::executor_cases()),
