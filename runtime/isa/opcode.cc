@@ -396,9 +396,11 @@ Error Opcode::unsupported_target_error(Target target) const {
   for (Target t : targets())
     allowed += (allowed.empty() ? "" : ", ") + std::string(tmem::to_string(t));
   const Rule rule = reduces() ? Rule::kR14 : Rule::kR15;
+  // The wording the IR verifier has always used, with the rule for ld.red (which users meet on the
+  // default target, sm_100a).
   return Error(ErrorCode::kTarget,
-               to_string() + " is not available on " + std::string(tmem::to_string(target)) +
-                   "; it runs on: " + allowed + " (rule " + tmem::to_string(rule) + ")")
+               to_string() + " cannot run on target " + std::string(tmem::to_string(target)) +
+                   "; it runs on: " + allowed + (reduces() ? " (rule R14)" : ""))
       .set_rule(rule);
 }
 
