@@ -811,6 +811,11 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
   std::ostringstream os;
   os << cuda_header_comment(code, target) << "constexpr int " << name << "_regs = " << regs << ";\n"
      << redval_constants(code);
+  // The source is text until NVRTC compiles it: an opcode the target lacks (ld.red on sm_100a,
+  // rule R14) fails there with the library's own sentence rather than a ptxas log.
+  if (target != Target::kSm90 && !plan.op.supports(target))
+    os << "static_assert(false, \"" << plan.op.unsupported_target_error(target).message()
+       << "\");\n";
   if (target != Target::kSm90) {
     os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, kU) << ") {\n"
        << cuda_real_body(code, "r") << "}\n";

@@ -178,4 +178,35 @@ TEST(LdRedKernels, CudaDeviceFunctionHasRedvalAccessors) {
   }
 }
 
+// The CUDA form for a target without ld.red fails to compile with the R14 sentence in the log.
+TEST(LdRedKernels, CudaDeviceFunctionForSm100aFailsWithTheR14Sentence) {
+  tmem::DeviceFunctionOptions options;
+  options.name = "acc_max";
+  auto fn = tmem::device_function(accumulator(kMaxAbsNan), options, Target::kSm100a);
+  ASSERT_TRUE(fn.ok()) << fn.error().full_text();
+  tmem::CompileOptions compile;
+  compile.target = Target::kSm100a;
+  compile.backend = tmem::Backend::kNvrtc;
+  auto module = tmem::compile_cuda(
+      fn->source +
+          "extern \"C\" __global__ void k(unsigned int base, unsigned int* out) {\n"
+          "  unsigned int regs[acc_max_regs];\n  acc_max(base, regs);\n  out[0] = regs[0];\n}\n",
+      "k", compile);
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.error().code(), tmem::ErrorCode::kToolchain);
+  EXPECT_NE(module.error().detail("log").find("(rule R14)"), std::string::npos)
+      << module.error().full_text();
+}
+
+// R14's version bullet: ld.red needs .version 8.8; every target that has it needs as much.
+TEST(LdRedKernels, PtxVersionBelow88IsRefused) {
+  const tmem::Plan plan = tmem::check(accumulator(kMaxAbsNan)).value();
+  auto module = tmem::kernels::build_kernel(plan, KernelKind::kLoad, Target::kSm103a).value();
+  EXPECT_TRUE(module.verify().ok());  // the default: .version 8.8
+  module.set_version({8, 7});
+  auto refused = module.verify();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), tmem::ErrorCode::kTarget);
+}
+
 }  // namespace
