@@ -323,9 +323,11 @@ void add_transfer_function(ptx::Module& module, const Plan& plan,
   }
   const Reg warp_base = emit_warp_address(f, plan, base, warp);
 
-  std::map<int, Reg> slot_regs;  // only the slots the plan moves
-  for (const RepeatStep& step : plan.repeats)
+  std::map<int, Reg> slot_regs;  // only the slots the plan moves (and ld.red's results)
+  for (const RepeatStep& step : plan.repeats) {
     for (int slot : step.slots) slot_regs.emplace(slot, Reg{});
+    if (step.redval_slot >= 0) slot_regs.emplace(step.redval_slot, Reg{});
+  }
   for (auto& [slot, reg] : slot_regs) {
     reg = f.new_reg(RegClass::kB32);
     if (store) f.emit(Instruction::ld_param(Type::kB32, reg, slot_params.at(slot)));
@@ -392,17 +394,21 @@ std::string cuda_real_body(const TransferCode& code, const std::string& constrai
     std::string vector = "{";
     for (int i = 0; i < n; ++i) vector += (i ? ", %" : "%") + std::to_string(store ? i + 1 : i);
     vector += "}";
-    const std::string address = store ? "[%0]" : "[%" + std::to_string(n) + "]";
+    // ld.red: redval is one more output, between the vector and the address (TCGEN05.md §2).
+    const bool red = step.redval_slot >= 0;
+    const std::string address = store ? "[%0]" : "[%" + std::to_string(n + (red ? 1 : 0)) + "]";
     const std::string imm = plan.imm ? ", " + std::to_string(*plan.imm) : "";
     if (store)
       os << address << imm << ", " << vector;
     else
-      os << vector << ", " << address << imm;
+      os << vector << (red ? ", %" + std::to_string(n) : "") << ", " << address << imm;
     os << ";\"\n               : ";
-    if (!store)
+    if (!store) {
       for (int i = 0; i < n; ++i)
         os << (i ? ", " : "") << "\"=" << constraint << "\"(regs["
            << step.slots[static_cast<size_t>(i)] << "])";
+      if (red) os << ", \"=" << constraint << "\"(regs[" << step.redval_slot << "])";
+    }
     os << "\n               : \"r\"(taddr_ + " << u32(delta) << ")";
     if (store)
       for (int i = 0; i < n; ++i)
@@ -410,6 +416,26 @@ std::string cuda_real_body(const TransferCode& code, const std::string& constrai
     os << "\n               : \"memory\");\n";
   }
   if (code.options.wait) os << "  " << wait_asm(store) << "\n";
+  return os.str();
+}
+
+// tcgen05.ld.red emulated (sm_90): the same PTX min/max{.NaN} (after abs.f32 with .abs) over the
+// loaded registers in register order, as kernels/emulation_kernels.cc and the simulator compute
+// it (tmem/reduction.h).
+std::string cuda_emulated_reduction(const Reduction& reduction, const RepeatStep& step) {
+  const std::string type(to_string(reduction.type));
+  const std::string op =
+      std::string(to_string(reduction.op)) + (reduction.nan ? ".NaN." : ".") + type;
+  std::ostringstream os;
+  os << "    {  // ." << reduction.to_string() << " into redval slot " << step.redval_slot << "\n";
+  os << "      " << kU << " acc_ = regs[" << step.slots[0] << "], v_;\n";
+  if (reduction.abs) os << "      asm(\"abs.f32 %0, %0;\" : \"+r\"(acc_));\n";
+  for (size_t r = 1; r < step.slots.size(); ++r) {
+    os << "      v_ = regs[" << step.slots[r] << "];\n";
+    if (reduction.abs) os << "      asm(\"abs.f32 %0, %0;\" : \"+r\"(v_));\n";
+    os << "      asm(\"" << op << " %0, %0, %1;\" : \"+r\"(acc_) : \"r\"(v_));\n";
+  }
+  os << "      regs[" << step.redval_slot << "] = acc_;\n    }\n";
   return os.str();
 }
 
@@ -460,6 +486,7 @@ std::string cuda_emulated_body(const TransferCode& code, const SplitImage& split
            << " << 16)) : 0u;\n";
       }
     }
+    if (step.redval_slot >= 0) os << cuda_emulated_reduction(*op.reduction(), step);
     os << "  }\n";
   }
   if (code.options.wait) os << "  tmemjit::emu::wait();\n";
@@ -510,6 +537,18 @@ std::string cuda_coord_function(const TransferCode& code) {
   }
   os << "}\n";
   return os.str();
+}
+
+// tcgen05.ld.red: where the reduction results are. Instruction k's min/max is regs[N_redval + k]
+// for k < N_redvals (the slots after the register view's); nothing for other forms.
+std::string redval_constants(const TransferCode& code) {
+  const Plan& plan = code.plan;
+  if (!plan.op.reduces() || plan.repeats.empty()) return {};
+  const std::string& name = code.options.name;
+  return "// ." + plan.op.reduction()->to_string() + ": instruction k's reduction result is regs[" +
+         name + "_redval + k], k < " + name + "_redvals.\nconstexpr int " + name +
+         "_redval = " + std::to_string(plan.repeats.front().redval_slot) + ";\nconstexpr int " +
+         name + "_redvals = " + std::to_string(plan.instructions_per_warp()) + ";\n";
 }
 
 std::string cuda_header_comment(const TransferCode& code, Target target) {
@@ -787,8 +826,13 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
   const bool store = !plan.op.is_load();
   const int regs = plan.regs_per_thread;
   std::ostringstream os;
-  os << cuda_header_comment(code, target) << "constexpr int " << name << "_regs = " << regs
-     << ";\n";
+  os << cuda_header_comment(code, target) << "constexpr int " << name << "_regs = " << regs << ";\n"
+     << redval_constants(code);
+  // The source is text until NVRTC compiles it: an opcode the target lacks (ld.red on sm_100a,
+  // rule R14) fails there with the library's own sentence rather than a ptxas log.
+  if (target != Target::kSm90 && !plan.op.supports(target))
+    os << "static_assert(false, \"" << plan.op.unsupported_target_error(target).message()
+       << "\");\n";
   if (target != Target::kSm90) {
     os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, kU) << ") {\n"
        << cuda_real_body(code, "r") << "}\n";
@@ -914,7 +958,8 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
      << detail_types(code) << detail_transfer_head(code, "") << ";\n"
      << detail_coord_head(code, "") << ";\n"
      << "}  // namespace detail\n}  // namespace tmemjit\n"
-     << "constexpr int " << name << "_regs = " << regs << ";\n";
+     << "constexpr int " << name << "_regs = " << regs << ";\n"
+     << redval_constants(code);
   for (const char* element : {"u", "f"}) {
     const bool is_float = element[0] == 'f';
     if (is_float && !code.f32) continue;

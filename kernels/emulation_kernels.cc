@@ -320,7 +320,9 @@ class Lowering {
       low = g_->new_reg(RegClass::kB32);
       high = g_->new_reg(RegClass::kB32);
     }
-    for (size_t r = 0; r < regs.size(); ++r) {
+    // ld.red's dsts end with redval; the vector is the first regs_per_thread().
+    const size_t nregs = static_cast<size_t>(op.regs_per_thread());
+    for (size_t r = 0; r < nregs; ++r) {
       const Reg value = regs[r].reg();
       const auto& cells = split->cells[r];
       auto at = [&](int k2) {
@@ -354,7 +356,34 @@ class Lowering {
         g_->emit(Instruction::st_global(at(1), {high}).guarded(bad, true));
       }
     }
+    if (load && op.reduces()) reduce(*op.reduction(), regs, nregs);
     return std::nullopt;
+  }
+
+  // tcgen05.ld.red: redval = min/max{.NaN} over the loaded registers in register order, after
+  // abs.f32 with .abs: the PTX instructions whose semantics tmem::reduce_pair models (the
+  // simulator and tests/isa/reduction_test.cc check those against a reference).
+  void reduce(const Reduction& reduction, const std::vector<Operand>& regs, size_t nregs) {
+    const Type type = reduction.type == ReductionType::kF32   ? Type::kF32
+                      : reduction.type == ReductionType::kS32 ? Type::kS32
+                                                              : Type::kU32;
+    const Reg redval = regs[nregs].reg();
+    g_->emit(Instruction::comment("." + reduction.to_string() + " into " + redval.name()));
+    auto operand = [&](size_t r) {
+      Reg value = regs[r].reg();
+      if (!reduction.abs) return value;
+      Reg magnitude = g_->new_reg(RegClass::kB32);
+      g_->emit(Instruction::abs_f32(magnitude, value));
+      return magnitude;
+    };
+    Reg acc = operand(0);
+    for (size_t r = 1; r < nregs; ++r) {
+      Reg next = r + 1 == nregs ? redval : g_->new_reg(RegClass::kB32);
+      g_->emit(reduction.op == ReductionOp::kMin
+                   ? Instruction::min(type, next, acc, operand(r), reduction.nan)
+                   : Instruction::max(type, next, acc, operand(r), reduction.nan));
+      acc = next;
+    }
   }
 
   const ptx::Module& in_;
@@ -415,7 +444,10 @@ Result<EmulationKernel> lower_to_emulation(const ptx::Module& module) {
 }
 
 Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind, int cta_group) {
-  auto real = build_kernel(plan, kind, Target::kSm100a, cta_group);
+  // The real kernel for a target that has the opcode (ld.red: sm_103a, rule R14), then lowered.
+  const Target target =
+      plan.op.supports(Target::kSm100a) ? Target::kSm100a : plan.op.targets().front();
+  auto real = build_kernel(plan, kind, target, cta_group);
   if (!real) return std::move(real).error();
   return lower_to_emulation(*real);
 }

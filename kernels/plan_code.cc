@@ -37,10 +37,13 @@ Reg emit_warp_address(ptx::Function& f, const Plan& plan, Reg base, Reg warp) {
 
 void emit_transfer(ptx::Function& f, const Plan& plan, bool store, Reg warp_base,
                    const std::map<int, Reg>& slot_regs, bool wait) {
-  // The plan's opcode names one direction; a round trip uses its shape both ways.
-  const Opcode op = Opcode::make(store ? Direction::kStore : Direction::kLoad, plan.op.shape(),
-                                 plan.op.num(), plan.op.packed())
-                        .value();
+  // The plan's opcode names one direction; a round trip uses its shape both ways (and its ld.red
+  // for the load half, so the round trip checks the reduction too).
+  const Opcode op = !store && plan.op.reduces()
+                        ? plan.op
+                        : Opcode::make(store ? Direction::kStore : Direction::kLoad,
+                                       plan.op.shape(), plan.op.num(), plan.op.packed())
+                              .value();
   for (const RepeatStep& step : plan.repeats) {
     const std::int64_t delta = (static_cast<std::int64_t>(step.lane_offset) << 16) + step.column;
     Reg taddr = warp_base;
@@ -50,8 +53,13 @@ void emit_transfer(ptx::Function& f, const Plan& plan, bool store, Reg warp_base
     }
     std::vector<Reg> regs;
     for (int slot : step.slots) regs.push_back(slot_regs.at(slot));
-    f.emit(store ? Instruction::tcgen05_st(op, taddr, regs, plan.imm)
-                 : Instruction::tcgen05_ld(op, regs, taddr, plan.imm));
+    if (store)
+      f.emit(Instruction::tcgen05_st(op, taddr, regs, plan.imm));
+    else if (op.reduces())
+      f.emit(
+          Instruction::tcgen05_ld_red(op, regs, slot_regs.at(step.redval_slot), taddr, plan.imm));
+    else
+      f.emit(Instruction::tcgen05_ld(op, regs, taddr, plan.imm));
   }
   if (wait) f.emit(store ? Instruction::tcgen05_wait_st() : Instruction::tcgen05_wait_ld());
 }

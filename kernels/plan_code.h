@@ -17,7 +17,8 @@ ptx::Reg emit_warp_address(ptx::Function& f, const Plan& plan, ptx::Reg base, pt
 
 // One tcgen05.st (store) or tcgen05.ld per repeat k at warp_base + (h_k << 16) + c_k, with the
 // registers of the repeat's slots, then (unless `wait` is false) tcgen05.wait::st or wait::ld.
-// Requires: `slot_regs` holds a b32 register for every slot of the plan.
+// tcgen05.ld.red writes each repeat's reduction result to the register of its redval_slot.
+// Requires: `slot_regs` holds a b32 register for every slot of the plan (redval slots included).
 void emit_transfer(ptx::Function& f, const Plan& plan, bool store, ptx::Reg warp_base,
                    const std::map<int, ptx::Reg>& slot_regs, bool wait = true);
 

@@ -186,9 +186,11 @@ struct Builder {
       cta_handoff();
     }
     if (kind != KernelKind::kFill) {
-      for (const RepeatStep& step : plan.repeats)
+      for (const RepeatStep& step : plan.repeats) {
         for (int slot : step.slots)
           if (!slot_regs.count(slot)) slot_regs.emplace(slot, Reg{});
+        if (step.redval_slot >= 0) slot_regs.emplace(step.redval_slot, Reg{});  // ld.red
+      }
       for (auto& [slot, reg] : slot_regs) reg = f->new_reg(RegClass::kB32);
       // Only the scope's warps transfer; the others go straight to the closing barrier. Where
       // every warp the launch shape (.maxntid) admits participates, the branch is dead but ptxas
@@ -332,16 +334,20 @@ std::string cuda_device_function(const Plan& plan) {
       for (int i = 0; i < n; ++i) text += (i ? ", %" : "%") + std::to_string(store ? i + 1 : i);
       return text + "}";
     };
-    const std::string address = store ? "[%0]" : "[%" + std::to_string(n) + "]";
     const std::string imm = plan.imm ? ", " + std::to_string(*plan.imm) : "";
+    // ld.red: the reduction result is one more output, between the vector and the address.
+    const bool red = step.redval_slot >= 0;
+    const std::string address = store ? "[%0]" : "[%" + std::to_string(n + (red ? 1 : 0)) + "]";
     if (store)
       os << address << imm << ", " << vector();
     else
-      os << vector() << ", " << address << imm;
+      os << vector() << (red ? ", %" + std::to_string(n) : "") << ", " << address << imm;
     os << ";\"\n               : ";
-    if (!store)
+    if (!store) {
       for (int i = 0; i < n; ++i)
         os << (i ? ", " : "") << "\"=r\"(regs[" << step.slots[static_cast<size_t>(i)] << "])";
+      if (red) os << ", \"=r\"(regs[" << step.redval_slot << "])";
+    }
     os << "\n               : \"r\"(warp_base + " << delta << "u)";
     if (store)
       for (int i = 0; i < n; ++i)

@@ -70,6 +70,14 @@ tmem::Result<tmem::Target> target_of(const Args& args) {
   return tmem::parse_target(text);
 }
 
+// The device functions are text until compiled: refuse a target the opcode does not run on here,
+// with the opcode's own error (tcgen05.ld.red on sm_100a names sm_103a.., rule R14), rather than
+// leave it to the compiler's log. sm_90 is the emulation, which runs every form.
+std::optional<tmem::Error> unsupported_target(const tmem::TransferSpec& spec, tmem::Target target) {
+  if (target == tmem::Target::kSm90 || spec.op().supports(target)) return std::nullopt;
+  return spec.op().unsupported_target_error(target);
+}
+
 // --name, --no-wait, --warp-arg, --column-arg: the device function's options (DESIGN.md §7).
 tmem::Result<tmem::DeviceFunctionOptions> function_options(const Args& args,
                                                            tmem::Language language) {
@@ -105,6 +113,7 @@ tmem::Result<Synthesis> synthesize(const Args& args) {
     auto options =
         function_options(args, out.kernel == "cuda" ? tmem::Language::kCuda : tmem::Language::kPtx);
     if (!options) return options.error();
+    if (auto error = unsupported_target(*spec, out.target)) return *error;
     auto made = tmem::device_function(*spec, *options, out.target);
     if (!made) return made.error();
     out.text = made->source;
@@ -232,6 +241,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
     tmem::DeviceFunctionOptions function_options;
     function_options.language = cuda ? tmem::Language::kCuda : tmem::Language::kPtx;
     function_options.cta_group = options.cta_group;
+    if (auto error = unsupported_target(*spec, options.target)) return report(*error, json);
     auto function = tmem::device_function(*spec, function_options, options.target);
     if (!function) return report(function.error(), json);
     auto module =

@@ -68,6 +68,9 @@ int cmd_describe(const std::vector<std::string>& argv) {
                 {"accesses", op->accesses()},
                 {"columns", op->atom_tmem_cols()},
                 {"needs_immediate", op->is_split()},
+                {"reduction", op->reduces() ? nlohmann::json(op->reduction()->to_string())
+                                            : nlohmann::json(nullptr)},
+                {"redval", op->reduces() ? 1 : 0},
                 {"ptx_version", op->min_ptx_version().to_string()},
                 {"min_ptx_version", versions},
                 {"targets", targets}});
@@ -81,7 +84,11 @@ int cmd_describe(const std::vector<std::string>& argv) {
             << (op->is_split() ? ", two accesses: taddr and taddr+imm" : "") << ")\n"
             << "num        x" << op->num() << "\n"
             << "pack       " << pack_mode(*op) << "\n"
-            << "registers  " << op->regs_per_thread() << " per thread\n"
+            << "registers  " << op->regs_per_thread() << " per thread"
+            << (op->reduces() ? " (loaded), plus redval: one register with the " +
+                                    op->reduction()->to_string() + " over them"
+                              : "")
+            << "\n"
             << "atom       " << op->atom_rows() << " rows x " << op->atom_cols()
             << " columns of register words";
   if (op->packed())
@@ -117,7 +124,11 @@ int cmd_image(const std::vector<std::string>& argv) {
         }
       }
     }
-    print_json({{"opcode", op->to_string()}, {"entries", entries}});
+    nlohmann::json out = {{"opcode", op->to_string()}, {"entries", entries}};
+    if (op->reduces())  // the image of the load, plus redval: lane -> reduction of its registers
+      out["redval"] = {{"reduction", op->reduction()->to_string()},
+                       {"regs", op->regs_per_thread()}};
+    print_json(out);
     return kExitOk;
   }
   // A picture of each access: TMEM rows down, TMEM columns across, each cell "lane.reg"
@@ -139,6 +150,9 @@ int cmd_image(const std::vector<std::string>& argv) {
   size_t width = 0;
   for (const auto& label : grid) width = std::max(width, label.size());
   std::cout << op->to_string() << ": cell = lane.register" << (op->packed() ? ".half" : "") << "\n";
+  if (op->reduces())
+    std::cout << "redval: each lane's " << op->reduction()->to_string() << " over its registers 0.."
+              << op->regs_per_thread() - 1 << "\n";
   for (int access = 0; access < op->accesses(); ++access) {
     if (op->is_split())
       std::cout << (access == 0 ? "access 0 at taddr (lanes 0-15)\n"

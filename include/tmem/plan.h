@@ -27,6 +27,9 @@ struct RepeatStep {
   int lane_offset = 0;              // h_k: 0, or 16 for a 16-row shape on the upper half-slab
   int column = 0;                   // c_k: 32-bit TMEM column of the access for group 0
   std::vector<int> slots;  // register slot (32-bit register index) of instruction register r
+  // tcgen05.ld.red: the slot of this instruction's reduction result (redval), after every slot
+  // of the register view; -1 for other forms.
+  int redval_slot = -1;
   friend bool operator==(const RepeatStep&, const RepeatStep&) = default;
 };
 
@@ -41,7 +44,7 @@ struct Plan {
   int warpgroup_column_stride = 0;  // e: per warpgroup (cta scope with more than 4 warps)
   int alloc_columns = 32;           // power of two in [32, 512]
   int columns_used = 0;             // one past the highest column touched
-  int regs_per_thread = 0;          // register budget: highest slot + 1
+  int regs_per_thread = 0;          // register budget: highest slot + 1 (redval slots included)
   std::optional<std::int64_t> imm;  // 16x32bx2 only
 
   int warps() const noexcept { return scope.groups(); }

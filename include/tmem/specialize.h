@@ -60,6 +60,9 @@ struct DeviceFunctionOptions {
 // the logical index, in the register tensor as written (before rearrange/view/permute/[]), that
 // `thread` (laneid | tid_in_wg | tx: numbered in the scope) holds in register slot `slot` (the low
 // half for 16-bit register dtypes); -1 in every entry where the plan leaves the slot unused.
+// tcgen05.ld.red adds `constexpr int N_redval, N_redvals;`: instruction k's min/max is
+// regs[N_redval + k] for k < N_redvals (slots after the register view's; R counts them, N_coord
+// gives -1 there). Its targets are sm_103a/f and sm_110a/f, or sm_90 emulated (rule R14).
 // No __global__ and no extern "C": several transfers share one file.
 struct DeviceFunction {
   std::string name;       // options.name

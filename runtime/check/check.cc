@@ -314,6 +314,14 @@ std::optional<Error> Checker::check_dtypes() {
             std::to_string(regs_bits) + "-bit; " + op_name +
             " copies 32-bit words unchanged (use .pack::16b/.unpack::16b to move 16-bit halves)",
         "regs", spec.regs());
+  // ld.red reduces 32-bit values (.f32, .u32, .s32; rule R14): 16-bit elements have no form.
+  if (op.reduces() && regs_bits != 32)
+    return fail(Rule::kDtype,
+                op_name +
+                    " reduces 32-bit values: the operands need a 32-bit dtype (f32, u32, "
+                    "s32, b32), not " +
+                    std::string(to_string(spec.regs().dtype())) + " (rule R14)",
+                "regs", spec.regs());
   if (spec.tmem2() && spec.tmem2()->dtype() != spec.tmem().dtype())
     return fail(Rule::kDtype, "the second TMEM region's dtype differs from the first's", "tmem2",
                 *spec.tmem2());
@@ -938,11 +946,36 @@ std::optional<Error> Checker::run() {
 
 // A plain check, no hints: used for the user's opcode and for the alternatives. `failed_operand`
 // receives the operand an error prints ("tmem", "tmem2", "regs").
+// tcgen05.ld.red: each instruction's reduction result gets its own register slot after the
+// register view's slots (docs/descriptor-language.md "ld.red"): repeat k -> slot S + k, S = the
+// view's register budget. The view describes the loaded values only.
+std::optional<Error> assign_redval_slots(Plan& plan) {
+  if (!plan.op.reduces()) return std::nullopt;
+  const int first = plan.regs_per_thread;
+  const int total = first + plan.instructions_per_warp();
+  if (total - 1 > kMaxSlot)
+    return Error(ErrorCode::kRule, "slot: " + plan.op.to_string() + " needs " +
+                                       std::to_string(plan.instructions_per_warp()) +
+                                       " reduction results after the register view's " +
+                                       std::to_string(first) + " slots, " + std::to_string(total) +
+                                       " registers per thread; a thread has " +
+                                       std::to_string(kMaxSlot + 1))
+        .set_rule(Rule::kSlot);
+  for (int k = 0; k < plan.instructions_per_warp(); ++k)
+    plan.repeats[static_cast<size_t>(k)].redval_slot = first + k;
+  plan.regs_per_thread = total;
+  return std::nullopt;
+}
+
 Result<Plan> check_once(const TransferSpec& spec, bool by_dims = true,
                         std::string* failed_operand = nullptr) {
   Checker checker(spec, by_dims);
   if (auto error = checker.run()) {
     if (failed_operand) *failed_operand = checker.failed_operand;
+    return *error;
+  }
+  if (auto error = assign_redval_slots(checker.plan)) {
+    if (failed_operand) *failed_operand = "regs";
     return *error;
   }
   return std::move(checker.plan);
@@ -964,7 +997,10 @@ std::optional<Opcode> alternative_opcode(const TransferSpec& spec, HintBudget& b
   for (Shape shape : all_shapes()) {
     if ((shape == Shape::k16x32bx2) != spec.op().is_split()) continue;
     for (int num = 1; num <= 128; num *= 2) {
-      auto op = Opcode::make(spec.op().direction(), shape, num, spec.op().packed());
+      // ld.red keeps its reduction: the hint names a form with the same .redOp and type.
+      auto op = spec.op().reduces()
+                    ? Opcode::make_load_reduce(shape, num, *spec.op().reduction())
+                    : Opcode::make(spec.op().direction(), shape, num, spec.op().packed());
       if (!op || *op == spec.op()) continue;
       auto candidate =
           TransferSpec::make(*op, spec.scope(), spec.tmem(), spec.regs(), spec.tmem2(), spec.imm());

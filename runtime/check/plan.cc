@@ -51,6 +51,9 @@ std::string Plan::summary() const {
   if (group_column_stride) os << "  column stride per warp " << group_column_stride << "\n";
   if (warpgroup_column_stride)
     os << "  column stride per warpgroup " << warpgroup_column_stride << "\n";
+  if (op.reduces() && !repeats.empty())
+    os << "  reduction " << op.reduction()->to_string() << ": redval of instruction k in slot "
+       << repeats.front().redval_slot << " + k\n";
   if (imm)
     os << "  immHalfSplitoff " << *imm << " (lane +" << (static_cast<std::uint32_t>(*imm) >> 16)
        << ", column +" << (static_cast<std::uint32_t>(*imm) & 0xFFFF) << ")\n";
@@ -63,7 +66,9 @@ std::string Plan::to_string() const {
   for (size_t k = 0; k < repeats.size(); ++k) {
     const RepeatStep& step = repeats[k];
     os << "  repeat " << shape_text(step.index) << ": lane offset " << step.lane_offset
-       << ", column " << step.column << ", slots " << slots_text(step.slots) << "\n";
+       << ", column " << step.column << ", slots " << slots_text(step.slots);
+    if (step.redval_slot >= 0) os << ", redval slot " << step.redval_slot;
+    os << "\n";
   }
   return os.str();
 }
@@ -82,13 +87,21 @@ std::string Plan::to_json(bool full) const {
                          {"group_column_stride", group_column_stride},
                          {"warpgroup_column_stride", warpgroup_column_stride}};
   if (imm) json["imm"] = *imm;
+  if (op.reduces()) {  // ld.red: one reduction result per instruction, in these slots
+    nlohmann::json redval_slots = nlohmann::json::array();
+    for (const RepeatStep& step : repeats) redval_slots.push_back(step.redval_slot);
+    json["reduction"] = op.reduction()->to_string();
+    json["redval_slots"] = redval_slots;
+  }
   if (full) {
     nlohmann::json steps = nlohmann::json::array();
-    for (const RepeatStep& step : repeats)
+    for (const RepeatStep& step : repeats) {
       steps.push_back({{"index", step.index},
                        {"lane_offset", step.lane_offset},
                        {"column", step.column},
                        {"slots", step.slots}});
+      if (step.redval_slot >= 0) steps.back()["redval_slot"] = step.redval_slot;
+    }
     json["steps"] = steps;
     nlohmann::json addresses = nlohmann::json::array();
     for (int g = 0; g < warps(); ++g) {

@@ -11,6 +11,7 @@
 #include "runtime/descriptor/view_placement.h"
 #include "runtime/exec/executor.h"
 #include "tmem/check.h"
+#include "tmem/reduction.h"
 
 namespace tmem {
 namespace {
@@ -314,6 +315,58 @@ class Runner {
     if (!had && result.mismatch) result.mismatch->cta = 1;
   }
 
+  // tcgen05.ld.red: the threads that run the plan's instructions (the scope's warps).
+  std::vector<int> transfer_threads(std::int64_t rows) const {
+    std::vector<int> threads;
+    for (int g = 0; g < plan_.warps(); ++g)
+      for (int l = 0; l < 32; ++l) {
+        const int thread = 32 * plan_.scope.warp_of_group(g) + l;
+        if (thread < rows) threads.push_back(thread);
+      }
+    return threads;
+  }
+
+  // The slot where instruction k's reduction result belongs by the contract (docs/descriptor-
+  // language.md): S + k, S = the register view's budget. Derived from the budget, not from
+  // RepeatStep::redval_slot, so that a plan that misplaces a result fails here.
+  int redval_slot(int k) const { return plan_.regs_per_thread - plan_.instructions_per_warp() + k; }
+
+  // Marks the redval slots as covered, so that the untouched-slot comparison leaves them to
+  // compare_redvals.
+  void cover_redvals(Grid& before) const {
+    if (!plan_.op.reduces()) return;
+    for (int thread : transfer_threads(before.rows))
+      for (int k = 0; k < plan_.instructions_per_warp(); ++k)
+        before.covered[before.at(thread, redval_slot(k))] = 3;
+  }
+
+  // tcgen05.ld.red: each thread's redval slot of instruction k must hold the min/max
+  // (tmem::reduce) over the values `expected` has in that thread's slots of instruction k, which
+  // are what the load put there (the register comparison checks those). `why` names the source.
+  void compare_redvals(CheckResult& result, const Grid& got, const Grid& expected) const {
+    if (!plan_.op.reduces()) return;
+    std::vector<std::uint32_t> loaded;
+    for (int thread : transfer_threads(got.rows))
+      for (int k = 0; k < plan_.instructions_per_warp(); ++k) {
+        ++result.elements;
+        loaded.clear();
+        for (int slot : plan_.repeats[static_cast<size_t>(k)].slots)
+          loaded.push_back(expected.words[expected.at(thread, slot)]);
+        const std::uint32_t want = *reduce(*plan_.op.reduction(), loaded);
+        const std::uint32_t have = got.words[got.at(thread, redval_slot(k))];
+        if (want == have || result.mismatch) continue;
+        Mismatch m;
+        m.check = result.name;
+        m.thread = thread;
+        m.slot = redval_slot(k);
+        m.expected = want;
+        m.got = have;
+        m.note = "the ." + plan_.op.reduction()->to_string() + " reduction result (redval)";
+        result.mismatch = m;
+      }
+    result.passed = !result.mismatch && result.error.empty();
+  }
+
   static std::int64_t row_of(const detail::RegisterBits& r) { return r.thread; }
   static std::int64_t col_of(const detail::RegisterBits& r) { return r.slot; }
   static std::int64_t row_of(const detail::TmemBits& t) { return t.lane; }
@@ -388,13 +441,15 @@ Result<CheckResult> Runner::roundtrip() {
   }
   Grid out = in;
   for (auto& w : out.words) w = ~w;
-  const Grid before = out;
+  Grid before = out;
+  cover_redvals(before);
   Result<bool> ran = execute(KernelKind::kRoundtrip, in.words, out.words, result);
   if (!ran) return std::move(ran).error();
   if (*ran) {
     auto positions = [&](std::int64_t p) { return placement_.registers(p); };
     compare(result, out, values, positions, &before);
     compare_peer(result, out, values, positions, &before);
+    compare_redvals(result, out, in);  // ld.red reduces what the st wrote: In's slots
   }
   return result;
 }
@@ -450,14 +505,17 @@ Result<CheckResult> Runner::load() {
     result.error = why;
     return result;
   }
+  const Grid expected = out;  // the values the view predicts, before they are complemented
   for (auto& w : out.words) w = ~w;
-  const Grid before = out;
+  Grid before = out;
+  cover_redvals(before);
   Result<bool> ran = execute(KernelKind::kLoad, raw.words, out.words, result);
   if (!ran) return std::move(ran).error();
   if (*ran) {
     auto positions = [&](std::int64_t p) { return placement_.registers(p); };
     compare(result, out, values, positions, &before);
     compare_peer(result, out, values, positions, &before);
+    compare_redvals(result, out, expected);
   }
   return result;
 }

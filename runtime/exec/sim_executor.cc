@@ -1,4 +1,5 @@
-// The simulator as an Executor: builds the harness kernel for sm_100a and runs it on the CPU.
+// The simulator as an Executor: builds the harness kernel for sm_100a (sm_103a for ld.red) and runs
+// it on the CPU.
 #include "kernels/transfer_kernels.h"
 #include "runtime/exec/executor.h"
 #include "runtime/sim/interpreter.h"
@@ -27,7 +28,10 @@ class SimExecutor final : public Executor {
                         std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
     // Only the kernel is executed: the simulator never looks at the Plan, so a planning or code
     // generation bug shows up as wrong data or as a broken runtime rule.
-    Result<ptx::Module> module = kernels::build_kernel(plan, kind, Target::kSm100a, cta_group);
+    // sm_100a unless the opcode needs another target (ld.red: sm_103a, rule R14).
+    const Target target =
+        plan.op.supports(Target::kSm100a) ? Target::kSm100a : plan.op.targets()[0];
+    Result<ptx::Module> module = kernels::build_kernel(plan, kind, target, cta_group);
     if (!module) return std::move(module).error();
     const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
     const size_t io_words = static_cast<size_t>(shape.ctas) * static_cast<size_t>(shape.threads) *

@@ -1,6 +1,8 @@
-// The tcgen05.ld / tcgen05.st form table and the opcode parser (TCGEN05.md §1-3, §9 rules R1-R9).
+// The tcgen05.ld / tcgen05.st form table and the opcode parser (TCGEN05.md §1-3, §9 rules R1-R9,
+// and R14 for tcgen05.ld.red).
 #include "tmem/opcode.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <optional>
@@ -74,6 +76,23 @@ std::optional<std::string> field_error(Direction direction, Shape shape, int num
   return std::nullopt;
 }
 
+constexpr std::string_view kReduceForm =
+    "tcgen05.ld.red.sync.aligned.{32x32b|16x32bx2}.xN.{min|max}[.abs][.NaN].{f32|u32|s32}";
+
+// Rule R14 on the fields of tcgen05.ld.red; shared by parse() and make_load_reduce().
+std::optional<std::string> reduce_field_error(Shape shape, int num, const Reduction& reduction) {
+  if (shape != Shape::k32x32b && shape != Shape::k16x32bx2)
+    return "shape '." + std::string(row(shape).name) +
+           "' is not allowed on tcgen05.ld.red; allowed: .32x32b, .16x32bx2";
+  if (num < 2)
+    return "'.x" + std::to_string(num) +
+           "' is not allowed on tcgen05.ld.red; allowed: .x2 to .x128";
+  if (reduction.type != ReductionType::kF32 && (reduction.abs || reduction.nan))
+    return std::string("'.") + (reduction.abs ? "abs" : "NaN") + "' is not allowed with type '." +
+           std::string(to_string(reduction.type)) + "'; '.abs' and '.NaN' take '.f32' only";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view to_string(Direction direction) noexcept {
@@ -92,6 +111,16 @@ Result<Opcode> Opcode::make(Direction direction, Shape shape, int num, bool pack
         .set_rule(is_power_of_two_num(num) ? Rule::kR4 : Rule::kR3);
   }
   return Opcode(direction, shape, num, pack);
+}
+
+Result<Opcode> Opcode::make_load_reduce(Shape shape, int num, Reduction reduction) {
+  if (auto problem = field_error(Direction::kLoad, shape, num))
+    return Error(ErrorCode::kOpcode, "invalid tcgen05.ld.red form: " + *problem)
+        .set_rule(is_power_of_two_num(num) ? Rule::kR4 : Rule::kR3);
+  if (auto problem = reduce_field_error(shape, num, reduction))
+    return Error(ErrorCode::kOpcode, "invalid tcgen05.ld.red form: " + *problem + " (rule R14)")
+        .set_rule(Rule::kR14);
+  return Opcode(Direction::kLoad, shape, num, false, reduction);
 }
 
 Result<Opcode> Opcode::parse(std::string_view text) {
@@ -125,24 +154,73 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                             "' is not a TMEM transfer; expected ld or st (rule R1)",
                         Rule::kR1);
   }
-  if (tokens.size() > 2 && tokens[2] == "red")
+  // tcgen05.ld.red: .red directly after ld (PTX ISA 8.8, TCGEN05.md §2); there is no st.red.
+  const bool red = tokens.size() > 2 && tokens[2] == "red";
+  if (red && direction == Direction::kStore)
     return opcode_error(text,
-                        "tcgen05.ld.red (load with reduction) is not supported by libtmemjit; "
-                        "use tcgen05.ld (rule R1)",
-                        Rule::kR1);
+                        "tcgen05.st has no '.red'; the load with reduction is tcgen05.ld.red "
+                        "(rule R14)",
+                        Rule::kR14);
 
   // Positions of each qualifier; -1 = absent. Order is checked after classification.
   int pos_sync = -1, pos_aligned = -1, pos_shape = -1, pos_num = -1, pos_pack = -1, pos_type = -1;
+  int pos_red_op = -1, pos_abs = -1, pos_nan = -1;
   Shape shape = Shape::k32x32b;
   int num = 0;
+  Reduction reduction;
   auto duplicate = [&](std::string_view token) {
     return opcode_error(text, "qualifier '." + std::string(token) + "' appears twice");
   };
-  for (int i = 2; i < static_cast<int>(tokens.size()); ++i) {
+  // A qualifier that only tcgen05.ld.red takes, on a plain ld or st.
+  auto red_only = [&](std::string_view token) {
+    return opcode_error(text,
+                        "qualifier '." + std::string(token) +
+                            "' belongs to tcgen05.ld.red (load with reduction); the form is "
+                            "tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].TYPE "
+                            "(rule R14)",
+                        Rule::kR14);
+  };
+  for (int i = red ? 3 : 2; i < static_cast<int>(tokens.size()); ++i) {
     std::string_view token = tokens[i];
     if (token.empty())
       return opcode_error(text, "empty qualifier (two dots in a row or a final dot)");
-    if (token == "sync") {
+    if (token == "min" || token == "max") {
+      if (!red) return red_only(token);
+      if (pos_red_op >= 0) return duplicate(token);
+      reduction.op = token == "min" ? ReductionOp::kMin : ReductionOp::kMax;
+      pos_red_op = i;
+    } else if (token == "add" || token == "and" || token == "or" || token == "xor") {
+      if (!red) return red_only(token);
+      return opcode_error(text,
+                          "reduction '." + std::string(token) +
+                              "' is not allowed; tcgen05.ld.red takes '.min' or '.max' (rule R14)",
+                          Rule::kR14);
+    } else if (token == "abs" || token == "NaN") {
+      if (!red) return red_only(token);
+      int& pos = token == "abs" ? pos_abs : pos_nan;
+      if (pos >= 0) return duplicate(token);
+      (token == "abs" ? reduction.abs : reduction.nan) = true;
+      pos = i;
+    } else if (red && (token == "f32" || token == "u32" || token == "s32")) {
+      if (pos_type >= 0) return duplicate(token);
+      reduction.type = token == "f32"   ? ReductionType::kF32
+                       : token == "u32" ? ReductionType::kU32
+                                        : ReductionType::kS32;
+      pos_type = i;
+    } else if (red && (token == "b32" || token == "b16" || token == "b64" || token == "f16" ||
+                       token == "bf16" || token == "f64" || token == "u64" || token == "s64")) {
+      return opcode_error(text,
+                          "type '." + std::string(token) +
+                              "' is not allowed; tcgen05.ld.red takes '.f32', '.u32' or '.s32' "
+                              "(rule R14)",
+                          Rule::kR14);
+    } else if (red && (token.starts_with("pack::") || token.starts_with("unpack::"))) {
+      return opcode_error(text,
+                          "'." + std::string(token) +
+                              "' is not allowed on tcgen05.ld.red; it loads 32-bit values "
+                              "without packing (rule R14)",
+                          Rule::kR14);
+    } else if (token == "sync") {
       if (pos_sync >= 0) return duplicate(token);
       pos_sync = i;
     } else if (token == "aligned") {
@@ -230,6 +308,22 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     return opcode_error(
         text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)",
         Rule::kR3);
+  if (red) {
+    if (pos_red_op < 0)
+      return opcode_error(text, "missing the reduction '.min' or '.max' (rule R14)", Rule::kR14);
+    if (pos_type < 0)
+      return opcode_error(text, "missing type '.f32', '.u32' or '.s32' (rule R14)", Rule::kR14);
+    if (auto problem = reduce_field_error(shape, num, reduction))
+      return opcode_error(text, *problem + " (rule R14)", Rule::kR14);
+    // Order: .sync/.aligned, shape, .xN, then .redOp, .abs, .NaN and the type in any order (ptxas
+    // 13.0 accepts each order; the ISA text and its example differ: TCGEN05.md §8).
+    const int last_sync = std::max(pos_sync, pos_aligned);
+    const int first_reduce = std::min(
+        {pos_red_op, pos_type, pos_abs < 0 ? pos_type : pos_abs, pos_nan < 0 ? pos_type : pos_nan});
+    if (last_sync > pos_shape || pos_shape > pos_num || pos_num > first_reduce)
+      return opcode_error(text, "qualifiers out of order; the form is " + std::string(kReduceForm));
+    return Opcode(direction, shape, num, false, reduction);
+  }
   if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)", Rule::kR7);
   if (auto problem = field_error(direction, shape, num))
     return opcode_error(text, *problem + " (rule R4)", Rule::kR4);
@@ -249,7 +343,15 @@ Result<Opcode> Opcode::parse(std::string_view text) {
   return Opcode(direction, shape, num, pos_pack >= 0);
 }
 
-std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediate) const {
+std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediate,
+                                            bool has_redval) const {
+  if (reduces() != has_redval)
+    return Error(ErrorCode::kOpcode,
+                 to_string() + (reduces() ? " needs redval, the 32-bit register that receives the "
+                                            "reduction, between the vector and [taddr] (rule R14)"
+                                          : " takes no redval; only tcgen05.ld.red has one "
+                                            "(rule R14)"))
+        .set_rule(Rule::kR14);
   if (vector_length != regs_per_thread()) {
     return Error(ErrorCode::kOpcode,
                  to_string() + " takes a vector of " + std::to_string(regs_per_thread()) +
@@ -271,6 +373,37 @@ std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediat
   return std::nullopt;
 }
 
+namespace {
+// tcgen05.ld.red: sm_103a/f and sm_110a/f (PTX ISA: sm_101a -> sm_110a, sm_101f+, sm_103f+), not
+// sm_100a/f (TCGEN05.md §8, observed with ptxas 13.0).
+constexpr std::array<Target, 4> kReduceTargets = {Target::kSm103a, Target::kSm103f, Target::kSm110a,
+                                                  Target::kSm110f};
+}  // namespace
+
+std::span<const Target> Opcode::targets() const noexcept {
+  if (reduces()) return kReduceTargets;
+  return all_targets();
+}
+
+bool Opcode::supports(Target target) const noexcept {
+  for (Target t : targets())
+    if (t == target) return true;
+  return false;
+}
+
+Error Opcode::unsupported_target_error(Target target) const {
+  std::string allowed;
+  for (Target t : targets())
+    allowed += (allowed.empty() ? "" : ", ") + std::string(tmem::to_string(t));
+  const Rule rule = reduces() ? Rule::kR14 : Rule::kR15;
+  // The wording the IR verifier has always used, with the rule for ld.red (which users meet on the
+  // default target, sm_100a).
+  return Error(ErrorCode::kTarget,
+               to_string() + " cannot run on target " + std::string(tmem::to_string(target)) +
+                   "; it runs on: " + allowed + (reduces() ? " (rule R14)" : ""))
+      .set_rule(rule);
+}
+
 PtxVersion Opcode::min_ptx_version(Target target) const noexcept {
   return std::max(min_ptx_version(), tmem::min_ptx_version(target));
 }
@@ -278,9 +411,11 @@ PtxVersion Opcode::min_ptx_version(Target target) const noexcept {
 std::string Opcode::to_string() const {
   std::string text = "tcgen05.";
   text += tmem::to_string(direction_);
+  if (reduction_) text += ".red";
   text += ".sync.aligned.";
   text += row(shape_).name;
   text += ".x" + std::to_string(num_);
+  if (reduction_) return text + "." + reduction_->to_string();
   if (packed_) text += is_load() ? ".pack::16b" : ".unpack::16b";
   text += ".b32";
   return text;
@@ -291,6 +426,11 @@ std::uint64_t Opcode::hash() const noexcept {
   std::uint64_t word =
       static_cast<std::uint64_t>(direction_) | static_cast<std::uint64_t>(shape_) << 8 |
       static_cast<std::uint64_t>(num_) << 16 | static_cast<std::uint64_t>(packed_) << 32;
+  if (reduction_)  // bit 40 marks .red; the fields above it cannot collide with the plain form
+    word |= std::uint64_t{1} << 40 | static_cast<std::uint64_t>(reduction_->op) << 41 |
+            static_cast<std::uint64_t>(reduction_->type) << 42 |
+            static_cast<std::uint64_t>(reduction_->abs) << 44 |
+            static_cast<std::uint64_t>(reduction_->nan) << 45;
   word ^= word >> 33;
   word *= 0xff51afd7ed558ccdULL;
   word ^= word >> 33;

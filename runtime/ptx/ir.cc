@@ -157,6 +157,26 @@ Instruction Instruction::mul_lo(Type type, Reg dst, Operand a, Operand b) {
   return binary(Op::kMulLo, type, dst, std::move(a), std::move(b));
 }
 
+Instruction Instruction::min(Type type, Reg dst, Operand a, Operand b, bool nan) {
+  Instruction i = binary(Op::kMin, type, dst, std::move(a), std::move(b));
+  i.int_arg_ = nan ? 1 : 0;
+  return i;
+}
+
+Instruction Instruction::max(Type type, Reg dst, Operand a, Operand b, bool nan) {
+  Instruction i = binary(Op::kMax, type, dst, std::move(a), std::move(b));
+  i.int_arg_ = nan ? 1 : 0;
+  return i;
+}
+
+Instruction Instruction::abs_f32(Reg dst, Operand a) {
+  Instruction i(Op::kAbs);
+  i.type_ = Type::kF32;
+  i.dsts_ = {dst};
+  i.srcs_ = {std::move(a)};
+  return i;
+}
+
 Instruction Instruction::mul_wide(Type type, Reg dst, Operand a, Operand b) {
   return binary(Op::kMulWide, type, dst, std::move(a), std::move(b));
 }
@@ -267,6 +287,13 @@ Instruction Instruction::tcgen05_ld(const Opcode& opcode, std::vector<Reg> regs,
   i.dsts_.assign(regs.begin(), regs.end());
   i.srcs_ = {Operand::addr(taddr)};
   i.imm_ = imm;
+  return i;
+}
+
+Instruction Instruction::tcgen05_ld_red(const Opcode& opcode, std::vector<Reg> regs, Reg redval,
+                                        Reg taddr, std::optional<std::int64_t> imm) {
+  Instruction i = tcgen05_ld(opcode, std::move(regs), taddr, imm);
+  i.dsts_.push_back(redval);
   return i;
 }
 
@@ -507,9 +534,12 @@ class FunctionVerifier {
       return bad("opcode " + opcode.to_string() + " used as tcgen05." + (load ? "ld" : "st"));
     const auto& regs = load ? i.dsts() : i.srcs();
     const auto& addr = load ? i.srcs() : i.dsts();
-    if (static_cast<int>(regs.size()) != opcode.regs_per_thread())
+    // ld.red: the vector, then redval (one 32-bit register, rule R14).
+    const int want = opcode.regs_per_thread() + (opcode.reduces() ? 1 : 0);
+    if (static_cast<int>(regs.size()) != want)
       return bad(opcode.to_string() + " needs " + std::to_string(opcode.regs_per_thread()) +
-                 " registers, got " + std::to_string(regs.size()));
+                 " registers" + (opcode.reduces() ? " and redval" : "") + ", got " +
+                 std::to_string(regs.size()));
     if (!all_b32(regs)) return bad(opcode.to_string() + " needs 32-bit registers");
     if (addr.size() != 1 || !address_is(addr[0], {RegClass::kB32}, false) ||
         addr[0].imm_value() != 0)
@@ -518,22 +548,14 @@ class FunctionVerifier {
       return bad(opcode.is_split() ? "16x32bx2 needs immHalfSplitoff (rule R9)"
                                    : "only 16x32bx2 takes an immediate (rule R9)");
     const Target target = module_.target();
-    const auto targets = opcode.targets();
-    if (std::find(targets.begin(), targets.end(), target) == targets.end()) {
-      std::string allowed;
-      for (Target t : targets) allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(t));
-      return Error(ErrorCode::kTarget, opcode.to_string() + " cannot run on target " +
-                                           std::string(to_string(target)) +
-                                           "; it runs on: " + allowed)
-          .set_rule(Rule::kR15);
-    }
+    if (!opcode.supports(target)) return opcode.unsupported_target_error(target);
     const PtxVersion need = opcode.min_ptx_version(target);
     if (module_.version() < need)
       return Error(ErrorCode::kTarget, opcode.to_string() + " on " +
                                            std::string(to_string(target)) + " needs .version " +
                                            need.to_string() + ", the module has " +
                                            module_.version().to_string())
-          .set_rule(Rule::kR15);
+          .set_rule(opcode.reduces() ? Rule::kR14 : Rule::kR15);
     return std::nullopt;
   }
 
@@ -583,6 +605,18 @@ class FunctionVerifier {
         if (cls == RegClass::kPred || !reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, true) ||
             !operand_is(s[1], cls, true))
           return bad("arithmetic operands do not match the type");
+        return std::nullopt;
+      case Op::kMin:
+      case Op::kMax:
+        if ((i.type() != Type::kU32 && i.type() != Type::kS32 && i.type() != Type::kF32) ||
+            !reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, true) ||
+            !operand_is(s[1], cls, true))
+          return bad("min/max take u32, s32 or f32 operands");
+        if (i.nan_qualifier() && i.type() != Type::kF32) return bad("min/max.NaN needs f32");
+        return std::nullopt;
+      case Op::kAbs:
+        if (!reg_ok(d[0].reg(), RegClass::kB32) || !operand_is(s[0], RegClass::kB32, false))
+          return bad("abs.f32 takes 32-bit registers");
         return std::nullopt;
       case Op::kAnd:
       case Op::kOr:

@@ -96,6 +96,9 @@ enum class Op {
   kShr,
   kAnd,
   kOr,
+  kMin,  // min{.NaN}.TYPE (GPU emulation of tcgen05.ld.red)
+  kMax,  // max{.NaN}.TYPE
+  kAbs,  // abs.f32 (GPU emulation of tcgen05.ld.red .abs)
   kSetp,
   kBra,
   kBarSync,
@@ -151,6 +154,11 @@ class Instruction {
   static Instruction shr(Type type, Reg dst, Operand a, Operand b);
   static Instruction bit_and(Type type, Reg dst, Operand a, Operand b);
   static Instruction bit_or(Type type, Reg dst, Operand a, Operand b);
+  // min{.NaN}.TYPE / max{.NaN}.TYPE dst, a, b (TYPE: u32, s32, f32; .NaN with f32 only) and
+  // abs.f32 dst, a: what the GPU emulation computes tcgen05.ld.red's reduction with.
+  static Instruction min(Type type, Reg dst, Operand a, Operand b, bool nan = false);
+  static Instruction max(Type type, Reg dst, Operand a, Operand b, bool nan = false);
+  static Instruction abs_f32(Reg dst, Operand a);
   // mul.wide.TYPE dst64, a32, b32 (TYPE is the 32-bit source type: u32 or s32)
   static Instruction mul_wide(Type type, Reg dst, Operand a, Operand b);
   // setp.CMP.TYPE pdst, a, b
@@ -195,6 +203,10 @@ class Instruction {
                                 std::optional<std::int64_t> imm = std::nullopt);
   static Instruction tcgen05_st(const Opcode& opcode, Reg taddr, std::vector<Reg> regs,
                                 std::optional<std::int64_t> imm = std::nullopt);
+  // tcgen05.ld.red (opcode.reduces()): OPCODE {regs}, redval, [taddr]{, imm}; (TCGEN05.md §2).
+  // dsts() holds the vector and then redval.
+  static Instruction tcgen05_ld_red(const Opcode& opcode, std::vector<Reg> regs, Reg redval,
+                                    Reg taddr, std::optional<std::int64_t> imm = std::nullopt);
 
   // membar.cta; and bar.warp.sync -1; (every lane of the warp). The emulation kernels
   // (kernels/emulation_kernels.h) lower tcgen05.wait and tcgen05.fence to these.
@@ -220,6 +232,8 @@ class Instruction {
   const std::optional<Opcode>& opcode() const noexcept { return opcode_; }
   const std::optional<std::int64_t>& split_imm() const noexcept { return imm_; }
   std::int64_t int_arg() const noexcept { return int_arg_; }  // barrier id, cta_group, bra.uni
+  // min/max: the .NaN qualifier (int_arg() != 0).
+  bool nan_qualifier() const noexcept { return int_arg_ != 0; }
   const std::string& text() const noexcept { return text_; }  // label name or raw text
 
   friend bool operator==(const Instruction&, const Instruction&) = default;

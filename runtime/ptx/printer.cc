@@ -234,6 +234,15 @@ class Printer {
       case Op::kOr:
         dst_srcs("or." + t);
         break;
+      case Op::kMin:
+        dst_srcs(std::string("min") + (i.nan_qualifier() ? ".NaN." : ".") + t);
+        break;
+      case Op::kMax:
+        dst_srcs(std::string("max") + (i.nan_qualifier() ? ".NaN." : ".") + t);
+        break;
+      case Op::kAbs:
+        dst_srcs("abs." + t);
+        break;
       case Op::kSetp:
         dst_srcs(std::string("setp.") + cmp_name(i.cmp()) + "." + t);
         break;
@@ -290,9 +299,15 @@ class Printer {
         out_ += "tcgen05.fence::after_thread_sync";
         break;
       case Op::kTcgen05Ld:
-        // TCGEN05.md §2: OPCODE {r}, [taddr]{, imm};
+        // TCGEN05.md §2: OPCODE {r}, [taddr]{, imm}; ld.red: OPCODE {r}, redval, [taddr]{, imm};
         out_ += i.opcode()->to_string() + " ";
-        list(d, true);
+        if (i.opcode()->reduces()) {
+          list(std::vector<Operand>(d.begin(), d.end() - 1), true);
+          out_ += ", ";
+          operand(d.back());
+        } else {
+          list(d, true);
+        }
         out_ += ", ";
         operand(s[0]);
         if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());

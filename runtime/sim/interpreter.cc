@@ -14,6 +14,7 @@
 
 #include "runtime/sim/order.h"
 #include "tmem/image.h"
+#include "tmem/reduction.h"
 #include "tmem/rule.h"
 
 namespace tmem::sim {
@@ -405,6 +406,23 @@ class Interpreter {
         write_reg(t, d[0].reg(), i.op() == Op::kAnd ? a & b : a | b, pc);
         break;
       }
+      case Op::kMin:
+      case Op::kMax: {
+        // The PTX min/max semantics are tmem::reduce_pair's (tmem/reduction.h), .abs excluded.
+        Reduction pair;
+        pair.op = i.op() == Op::kMin ? ReductionOp::kMin : ReductionOp::kMax;
+        pair.type = i.type() == Type::kF32   ? ReductionType::kF32
+                    : i.type() == Type::kS32 ? ReductionType::kS32
+                                             : ReductionType::kU32;
+        pair.nan = i.nan_qualifier();
+        const auto a = static_cast<std::uint32_t>(value(t, s[0], 32, pc));
+        const auto b = static_cast<std::uint32_t>(value(t, s[1], 32, pc));
+        write_reg(t, d[0].reg(), reduce_pair(pair, a, b), pc);
+        break;
+      }
+      case Op::kAbs:  // abs.f32 without .ftz: clears the sign bit, denormals and NaN kept
+        write_reg(t, d[0].reg(), value(t, s[0], 32, pc) & 0x7FFFFFFFu, pc);
+        break;
       case Op::kSetp:
         write_reg(t, d[0].reg(), compare(t, i, pc) ? 1 : 0, pc);
         break;
@@ -1031,11 +1049,25 @@ class Interpreter {
   void transfer(int w, const Instruction& i, int pc) {
     const Opcode& op = *i.opcode();
     const bool load = i.op() == Op::kTcgen05Ld;
-    const auto& regs = load ? i.dsts() : i.srcs();
+    const auto& operands = load ? i.dsts() : i.srcs();
     const Operand& addr = load ? i.srcs()[0] : i.dsts()[0];
     const int nregs = op.regs_per_thread();
-    if (static_cast<int>(regs.size()) != nregs)
-      fail(pc, w, -1, op.to_string() + " needs " + std::to_string(nregs) + " registers", "R5");
+    // ld.red: the vector, then redval (TCGEN05.md §2).
+    const bool reduces = load && op.reduces();
+    if (static_cast<int>(operands.size()) != nregs + (reduces ? 1 : 0))
+      fail(pc, w, -1,
+           op.to_string() + " needs " + std::to_string(nregs) + " registers" +
+               (reduces ? " and redval" : ""),
+           reduces ? "R14" : "R5");
+    const std::span<const Operand> regs(operands.data(), static_cast<size_t>(nregs));
+    if (reduces && (operands.back().reg() == addr.reg() ||
+                    std::any_of(regs.begin(), regs.end(), [&](const Operand& r) {
+                      return r.reg() == operands.back().reg();
+                    })))
+      fail(pc, w, -1,
+           "redval " + operands.back().reg().name() +
+               " is also a destination of the vector or the TMEM address register",
+           "R13");
     if (load) {  // R13 (policy): the meaning of a repeated destination is not defined
       for (size_t a = 0; a < regs.size(); ++a) {
         if (regs[a].reg() == addr.reg())
@@ -1161,10 +1193,18 @@ class Interpreter {
       }
     }
     if (load)
-      for (int l = 0; l < 32; ++l)
+      for (int l = 0; l < 32; ++l) {
         for (int r = 0; r < nregs; ++r)
           write_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(),
                     data[static_cast<size_t>(l * nregs + r)], pc, pc);
+        // ld.red: the min/max over this thread's loaded values (TCGEN05.md §8), pending like them.
+        if (reduces)
+          write_reg(32 * w + l, operands.back().reg(),
+                    *reduce(*op.reduction(),
+                            std::span<const std::uint32_t>(data).subspan(
+                                static_cast<size_t>(l * nregs), static_cast<size_t>(nregs))),
+                    pc, pc);
+      }
   }
 
   const ptx::Module& module_;

@@ -20,6 +20,7 @@
 #include "runtime/exec/executor.h"
 #include "tmem/check.h"
 #include "tmem/dtype.h"
+#include "tmem/reduction.h"
 
 namespace tmemjit_test {
 
@@ -219,6 +220,33 @@ inline ::testing::AssertionResult run_and_check(tmem::Executor& executor,
       case tmem::KernelKind::kFill:
         break;
     }
+  }
+  if (kind != tmem::KernelKind::kStore && plan.op.reduces()) {
+    // tcgen05.ld.red: each thread's redval slot holds the reduction (tmem::reduce) of the words
+    // the instruction loaded into its slots, which the comparison above has checked.
+    std::vector<std::uint32_t> loaded;
+    for (int g = 0; g < plan.warps(); ++g)
+      for (int l = 0; l < 32; ++l) {
+        const std::size_t thread = static_cast<std::size_t>(32 * plan.scope.warp_of_group(g) + l);
+        if (thread >= static_cast<std::size_t>(shape.threads)) continue;
+        for (size_t k = 0; k < plan.repeats.size(); ++k) {
+          const tmem::RepeatStep& step = plan.repeats[k];
+          loaded.clear();
+          for (int s : step.slots)
+            loaded.push_back(second[thread * slots + static_cast<std::size_t>(s)]);
+          // By the contract, not by step.redval_slot: slot S + k after the view's S slots.
+          const std::size_t at =
+              thread * slots +
+              static_cast<std::size_t>(plan.regs_per_thread - plan.instructions_per_warp() +
+                                       static_cast<int>(k));
+          const std::uint32_t want = *tmem::reduce(*plan.op.reduction(), loaded);
+          if (second[at] != want)
+            return fail(
+                "redval of thread " + std::to_string(thread) + " instruction " + std::to_string(k),
+                at, want, second[at]);
+          reg_bits[at] = 0xFFFFFFFFu;
+        }
+      }
   }
   if (kind != tmem::KernelKind::kStore) {
     // Out words no element maps to keep the caller's values.

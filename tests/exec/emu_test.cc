@@ -49,6 +49,31 @@ TEST_F(Emu, DescribesTheDevice) {
   EXPECT_NE(executor.description().find("(cc "), std::string::npos) << executor.description();
 }
 
+// tcgen05.ld.red emulated on the GPU (PTX min/max{.NaN}, abs.f32): the reduction results equal
+// tmem::reduce, the simulator's semantics, for every reduction kind; the split shape included.
+TEST_F(Emu, LdRedReductionsMatchTheSimulator) {
+  EMU_OR_SKIP();
+  std::vector<tmemjit_test::SpecText> specs;
+  for (const char* tail :
+       {"max.abs.NaN.f32", "min.f32", "max.NaN.f32", "min.abs.f32", "max.s32", "min.u32"})
+    specs.push_back({std::string("tcgen05.ld.red.sync.aligned.32x32b.x8.") + tail, "warpgroup",
+                     "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32).rearrange(\"(g l) (k c) "
+                     "-> g k l c\", g=4, k=2)",
+                     "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32).rearrange(\"(g l) (k c) "
+                     "-> g k l c\", g=4, k=2)"});
+  tmemjit_test::SpecText split = tmemjit_test::seed_split(false);
+  split.op = "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.NaN.f32";
+  specs.push_back(split);
+  std::uint32_t seed = 31;
+  for (const auto& text : specs) {
+    const auto spec = spec_of(text);
+    const auto plan = tmem::check(spec).value();
+    for (KernelKind kind : {KernelKind::kRoundtrip, KernelKind::kLoad})
+      EXPECT_TRUE(tmemjit_test::run_and_check(executor, spec, plan, kind, seed++, true))
+          << text.op << " " << tmem::to_string(kind);
+  }
+}
+
 TEST_F(Emu, FillCopiesEveryCellThroughTheRawPath) {
   EMU_OR_SKIP();
   const auto spec = spec_of(tmemjit_test::seed_layout_b(true));

@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         // R1: operation
         Rejection{"tcgen05.cp.sync.aligned.32x32b.x1.b32", "R1", ".cp"},
-        Rejection{"tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32", "R1", "ld.red"},
+        Rejection{"tcgen05.st.red.sync.aligned.32x32b.x2.min.f32", "R14", "tcgen05.ld.red"},
         Rejection{"tcgen05", "", "expected ld or st"},
         Rejection{"tcgen04.ld.sync.aligned.32x32b.x1.b32", "", "tcgen04"},
         // R2: shape

@@ -17,19 +17,22 @@ using tmem::ptx::Operand;
 using tmem::ptx::RegClass;
 
 struct Form {
-  std::string opcode;  // the PTX spelling, possibly malformed
-  int vector = 1;      // registers in the vector operand
-  bool imm = false;    // whether an immHalfSplitoff operand follows
-  bool load = true;    // operand order of ld (vector first) or st (address first)
+  std::string opcode;   // the PTX spelling, possibly malformed
+  int vector = 1;       // registers in the vector operand
+  bool imm = false;     // whether an immHalfSplitoff operand follows
+  bool load = true;     // operand order of ld (vector first) or st (address first)
+  bool redval = false;  // ld.red: a redval register between the vector and the address
+  tmem::Target target = tmem::Target::kSm100a;
 };
 
 // A 32-thread kernel: alloc 512 columns, the form under test, wait, dealloc, relinquish.
 std::string kernel_with(const Form& form) {
-  tmem::ptx::Module module(tmem::Target::kSm100a);
+  tmem::ptx::Module module(form.target);
   const std::string& smem = module.add_shared("base");
   auto& f = module.add_function(tmem::ptx::Function::Kind::kEntry, "near_miss");
   auto regs = f.new_regs(RegClass::kB32, std::max(form.vector, 1));
   auto taddr = f.new_reg(RegClass::kB32);
+  auto redval = f.new_reg(RegClass::kB32);
   for (auto reg : regs) f.emit(Instruction::mov(tmem::ptx::Type::kB32, reg, Operand::imm(1)));
   f.emit(Instruction::tcgen05_alloc(Operand::addr(smem), Operand::imm(512)));
   f.emit(Instruction::tcgen05_fence_before());
@@ -40,6 +43,7 @@ std::string kernel_with(const Form& form) {
   for (int i = 0; i < form.vector; ++i)
     vector += (i ? ", " : "") + regs[static_cast<size_t>(i)].name();
   vector += "}";
+  if (form.redval) vector += ", " + redval.name();
   const std::string address = "[" + taddr.name() + "]";
   const std::string imm = form.imm ? ", 16" : "";
   f.emit(Instruction::unchecked_raw(
@@ -48,6 +52,7 @@ std::string kernel_with(const Form& form) {
   f.emit(form.load ? Instruction::tcgen05_wait_ld() : Instruction::tcgen05_wait_st());
   if (form.load)  // keep the loaded registers alive
     f.emit(Instruction::st_shared(Operand::addr(smem), regs[0]));
+  if (form.redval) f.emit(Instruction::st_shared(Operand::addr(smem), redval));
   f.emit(Instruction::tcgen05_fence_before());
   f.emit(Instruction::bar_sync(0));
   f.emit(Instruction::tcgen05_fence_after());
@@ -60,6 +65,7 @@ std::string kernel_with(const Form& form) {
 bool ptxas_accepts(const Form& form) {
   tmem::CompileOptions options;
   options.backend = tmem::Backend::kPtxas;
+  options.target = form.target;
   auto result = tmem::compile_ptx(kernel_with(form), options);
   // A verdict is ptxas's own refusal (kToolchain with its log), not a failure to run it.
   if (!result.ok() &&
@@ -72,7 +78,8 @@ bool ptxas_accepts(const Form& form) {
 bool model_accepts(const Form& form) {
   auto op = tmem::Opcode::parse(form.opcode);
   if (!op) return false;
-  return !op->check_operands(form.vector, form.imm).has_value();
+  return !op->check_operands(form.vector, form.imm, form.redval).has_value() &&
+         op->supports(form.target);
 }
 
 std::string spell(const std::string& dir, const std::string& shape, const std::string& num,
@@ -159,6 +166,76 @@ TEST(OpcodeAgreement, DocumentedDisagreementsStillHold) {
   EXPECT_FALSE(model_accepts(no_aligned));
   EXPECT_TRUE(ptxas_accepts(no_aligned))
       << "ptxas now rejects a missing .aligned: update docs/ptxas-agreement.md";
+}
+
+// tcgen05.ld.red (rule R14) on sm_103a: its legal forms, and near misses that each break one
+// bullet of R14 (or R3/R5/R9 as ld does), including the targets that lack it.
+std::string red_spell(const std::string& shape, int num, const std::string& tail) {
+  return "tcgen05.ld.red.sync.aligned." + shape + ".x" + std::to_string(num) + "." + tail;
+}
+
+Form red_form(const std::string& shape, int num, const std::string& tail,
+              tmem::Target target = tmem::Target::kSm103a) {
+  return {red_spell(shape, num, tail), num, shape == "16x32bx2", true, true, target};
+}
+
+std::vector<Form> red_legal_forms() {
+  std::vector<Form> forms;
+  for (const std::string shape : {"32x32b", "16x32bx2"})
+    for (int num : {2, 8, 128})
+      for (const std::string tail :
+           {"max.f32", "min.abs.f32", "max.NaN.f32", "min.abs.NaN.f32", "max.u32", "min.s32"})
+        forms.push_back(red_form(shape, num, tail));
+  forms.push_back(red_form("32x32b", 4, "u32.max"));  // the ISA example's order
+  forms.push_back(red_form("32x32b", 4, "max.f32", tmem::Target::kSm103f));
+  forms.push_back(red_form("32x32b", 4, "max.f32", tmem::Target::kSm110a));
+  forms.push_back(red_form("16x32bx2", 4, "min.s32", tmem::Target::kSm110f));
+  return forms;
+}
+
+std::vector<Form> red_near_misses() {
+  std::vector<Form> forms;
+  for (const std::string shape : {"16x64b", "16x128b", "16x256b"})  // R14: shape
+    forms.push_back(red_form(shape, 2, "max.f32"));
+  forms.push_back(red_form("32x32b", 1, "max.f32"));            // R14: .num >= x2
+  forms.push_back(red_form("16x32bx2", 1, "min.u32"));          // R14: .num >= x2
+  forms.push_back(red_form("32x32b", 2, "add.u32"));            // R14: redOp
+  forms.push_back(red_form("32x32b", 2, "max.b32"));            // R14: type
+  forms.push_back(red_form("32x32b", 2, "max.f16"));            // R14: type
+  forms.push_back(red_form("32x32b", 2, "max.abs.u32"));        // R14: .abs with an integer
+  forms.push_back(red_form("32x32b", 2, "min.NaN.s32"));        // R14: .NaN with an integer
+  forms.push_back(red_form("32x32b", 2, "pack::16b.max.f32"));  // R14: pack
+  Form no_redval = red_form("32x32b", 2, "max.f32");            // R14: redval missing
+  no_redval.redval = false;
+  forms.push_back(no_redval);
+  for (auto target : {tmem::Target::kSm100a, tmem::Target::kSm100f})  // R14: target
+    forms.push_back(red_form("32x32b", 2, "max.f32", target));
+  Form short_vector = red_form("32x32b", 4, "max.f32");  // R5
+  short_vector.vector = 3;
+  forms.push_back(short_vector);
+  Form no_imm = red_form("16x32bx2", 4, "max.f32");  // R9
+  no_imm.imm = false;
+  forms.push_back(no_imm);
+  forms.push_back(red_form("32x32b", 3, "max.f32"));  // R3
+  return forms;
+}
+
+TEST(OpcodeAgreement, LdRedLegalFormsAreAcceptedByBoth) {
+  for (const Form& form : red_legal_forms()) {
+    SCOPED_TRACE(form.opcode + " on " + std::string(tmem::to_string(form.target)));
+    EXPECT_TRUE(model_accepts(form));
+    EXPECT_TRUE(ptxas_accepts(form));
+  }
+}
+
+TEST(OpcodeAgreement, LdRedNearMissesAreRejectedByBoth) {
+  for (const Form& form : red_near_misses()) {
+    SCOPED_TRACE(form.opcode + " with " + std::to_string(form.vector) + " registers" +
+                 (form.redval ? ", redval" : "") + (form.imm ? ", an immediate" : "") + " on " +
+                 std::string(tmem::to_string(form.target)));
+    EXPECT_FALSE(model_accepts(form));
+    EXPECT_FALSE(ptxas_accepts(form));
+  }
 }
 
 }  // namespace

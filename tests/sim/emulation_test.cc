@@ -144,4 +144,30 @@ TEST(EmulationPairOnSim, EachCtaMovesItsOwnBlock) {
 INSTANTIATE_TEST_SUITE_P(Sim, EmulationOnSim, ::testing::ValuesIn(tmemjit_test::executor_cases()),
                          tmemjit_test::case_name);
 
+// tcgen05.ld.red lowered to sm_90 (ld.global, then abs.f32 / min / max{.NaN}) and executed by the
+// simulator: the reduction results equal tmem::reduce of the loaded words (run_and_check), so the
+// emulation's PTX computes what the simulator's ld.red does. The emu suite runs the same on a GPU.
+TEST(EmulationOnSimLdRed, ReductionsMatchTheSimulatorsSemantics) {
+  EmulationOnSimulator executor;
+  for (const char* op : {"tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.NaN.f32",
+                         "tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32",
+                         "tcgen05.ld.red.sync.aligned.32x32b.x8.max.s32",
+                         "tcgen05.ld.red.sync.aligned.32x32b.x8.min.u32"}) {
+    SCOPED_TRACE(op);
+    const tmem::TransferSpec spec =
+        tmem::TransferSpec::from_fields(
+            op, "warpgroup",
+            "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32).rearrange(\"(g l) (k c) -> g k l "
+            "c\", g=4, k=2)",
+            "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32).rearrange(\"(g l) (k c) -> g k l "
+            "c\", g=4, k=2)")
+            .value();
+    const tmem::Plan plan = tmem::check(spec).value();
+    std::uint32_t seed = 21;
+    for (KernelKind kind : {KernelKind::kRoundtrip, KernelKind::kLoad})
+      EXPECT_TRUE(tmemjit_test::run_and_check(executor, spec, plan, kind, seed++, true))
+          << tmem::to_string(kind);
+  }
+}
+
 }  // namespace
