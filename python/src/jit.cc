@@ -93,15 +93,17 @@ void bind_jit(nb::module_& m) {
       "compile_transfer",
       [](const tmem::TransferSpec& spec, const std::string& kind, const std::string& target,
          const std::string& backend, int opt_level, bool line_info, bool tmem_access_check,
-         const std::string& keep_dir, const std::vector<std::string>& extra_options) {
+         const std::string& keep_dir, const std::vector<std::string>& extra_options,
+         int cta_group) {
         const tmem::KernelKind kernel_kind = unwrap(tmem::parse_kernel_kind(kind));
-        const tmem::CompileOptions options = compile_options(
-            target, backend, opt_level, line_info, tmem_access_check, keep_dir, extra_options);
+        tmem::CompileOptions options = compile_options(target, backend, opt_level, line_info,
+                                                       tmem_access_check, keep_dir, extra_options);
+        options.cta_group = cta_group;
         return without_gil([&] { return tmem::compile_transfer(spec, options, kernel_kind); });
       },
       "spec"_a, nb::kw_only(), "kind"_a = "roundtrip", "target"_a = "sm_100a", "backend"_a = "auto",
       "opt_level"_a = 3, "line_info"_a = false, "tmem_access_check"_a = false, "keep_dir"_a = "",
-      "extra_options"_a = std::vector<std::string>{},
+      "extra_options"_a = std::vector<std::string>{}, "cta_group"_a = 1,
       "The harness kernel `kind` (\"roundtrip\", \"store\", \"load\", \"fill\") of `spec`, "
       "checked, compiled\n"
       "for `target` by `backend` (\"auto\", \"nvptxcompiler\", \"nvjitlink\", \"ptxas\", "

@@ -66,13 +66,15 @@ void bind_run(nb::module_& m) {
 
   m.def(
       "run_transfer",
-      [](const tmem::TransferSpec& spec, const std::string& device, std::uint64_t seed) {
+      [](const tmem::TransferSpec& spec, const std::string& device, std::uint64_t seed,
+         int cta_group) {
         tmem::RunOptions options;
         options.device = unwrap(tmem::parse_device(device));
         options.seed = seed;
+        options.cta_group = cta_group;
         return without_gil([&] { return tmem::run_transfer(spec, options); });
       },
-      "spec"_a, nb::kw_only(), "device"_a = "auto", "seed"_a = 1,
+      "spec"_a, nb::kw_only(), "device"_a = "auto", "seed"_a = 1, "cta_group"_a = 1,
       "Checks `spec`, then runs its harness kernels on random data (the same seed, the same data) "
       "and\n"
       "compares every element with what the views predict. device: \"gpu\" (Blackwell), \"emu\"\n"

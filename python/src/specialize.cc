@@ -36,8 +36,10 @@ const char* language_name(tmem::Language language) {
 }
 
 tmem::DeviceFunctionOptions function_options(const std::string& name, tmem::Language language,
-                                             bool wait, bool warp_argument, bool column_argument) {
+                                             bool wait, bool warp_argument, bool column_argument,
+                                             int cta_group) {
   tmem::DeviceFunctionOptions options;
+  options.cta_group = cta_group;
   options.name = name;
   options.language = language;
   options.wait = wait;
@@ -76,13 +78,13 @@ void bind_specialize(nb::module_& m) {
   m.def(
       "device_function",
       [](const tmem::TransferSpec& spec, const std::string& name, const std::string& language,
-         bool wait, bool warp_argument, bool column_argument) {
-        const tmem::DeviceFunctionOptions options =
-            function_options(name, parse_language(language), wait, warp_argument, column_argument);
+         bool wait, bool warp_argument, bool column_argument, int cta_group) {
+        const tmem::DeviceFunctionOptions options = function_options(
+            name, parse_language(language), wait, warp_argument, column_argument, cta_group);
         return without_gil([&] { return tmem::device_function(spec, options); });
       },
       "spec"_a, nb::kw_only(), "name"_a = "tmem_transfer", "language"_a = "cuda", "wait"_a = true,
-      "warp_argument"_a = false, "column_argument"_a = false,
+      "warp_argument"_a = false, "column_argument"_a = false, "cta_group"_a = 1,
       "The transfer as a device function to paste into a kernel (DESIGN.md §7): NAME(tmem_base, "
       "regs\n"
       "[, warp] [, column]), NAME_wait(), NAME_coord() and the constant NAME_regs. wait=False: "
@@ -94,7 +96,8 @@ void bind_specialize(nb::module_& m) {
       [](const std::string& source, const std::string& entry,
          const std::vector<TransferTuple>& transfers, const std::string& language,
          const std::string& target, const std::string& backend, int opt_level, bool line_info,
-         const std::string& keep_dir, const std::vector<std::string>& extra_options) {
+         const std::string& keep_dir, const std::vector<std::string>& extra_options,
+         int cta_group) {
         tmem::KernelSource kernel_source;
         kernel_source.language = parse_language(language);
         kernel_source.text = source;
@@ -102,13 +105,14 @@ void bind_specialize(nb::module_& m) {
         std::vector<tmem::NamedTransfer> named;
         for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
           named.push_back({spec, function_options(name, kernel_source.language, wait, warp_argument,
-                                                  column_argument)});
-        const tmem::CompileOptions options =
+                                                  column_argument, cta_group)});
+        tmem::CompileOptions options =
             compile_options(target, backend, opt_level, line_info, false, keep_dir, extra_options);
+        options.cta_group = cta_group;
         return without_gil([&] { return tmem::compile_kernel(kernel_source, named, options); });
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
-      "line_info"_a, "keep_dir"_a, "extra_options"_a,
+      "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a,
       "tmemjit.compile_kernel's C++ half; call that instead.");
   m.attr("_have_specialize") = true;
 }

@@ -42,3 +42,23 @@ def test_unknown_device():
         tmemjit.run_transfer(seed_specs.layout_b(), device="tpu")
     assert error.value.code == "usage"
     assert "sim" in error.value.message
+
+
+def test_cta_pair_runs_on_the_simulator():
+    report = tmemjit.run_transfer(seed_specs.layout_b(), device="sim", cta_group=2)
+    assert report.passed, str(report)
+    assert report.to_dict()["cta_group"] == 2
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.run_transfer(seed_specs.layout_b(), device="sim", cta_group=3)
+    assert error.value.code == "usage"
+
+
+def test_ld_red_runs_on_the_simulator_with_its_reduction_checked():
+    split = '.rearrange("(g l) (k c) -> g k l c", g=4, k=2)'
+    spec = tmemjit.TransferSpec(
+        op="tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32", scope="warpgroup",
+        tmem="tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32)" + split,
+        regs="tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32)" + split)
+    assert tmemjit.check(spec).regs_per_thread == 16 + 2  # two reduction results per thread
+    report = tmemjit.run_transfer(spec, device="sim")
+    assert report.passed, str(report)

@@ -81,3 +81,11 @@ def test_compile_kernel_reports_the_compiler():
                                {"acc_store": seed_specs.layout_b()})
     assert error.value.code == "toolchain"
     assert "acc_stor" in error.value.details
+
+
+@needs_specialize
+def test_cta_pair_lifecycle_helpers():
+    fn = tmemjit.device_function(seed_specs.layout_b(), name="acc_st", cta_group=2)
+    assert "cluster_sync" in fn.source and ".cta_group::2" in fn.source
+    kernel = tmemjit.compile_transfer(seed_specs.layout_b(), cta_group=2)
+    assert ".cta_group::2" in kernel.ptx and ".cta_group::1" not in kernel.ptx

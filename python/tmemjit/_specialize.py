@@ -47,7 +47,7 @@ else:
 
     def device_function(spec: TransferSpec, *, name: str = "tmem_transfer", language: str = "cuda",
                         wait: bool = True, warp_argument: bool = False,
-                        column_argument: bool = False):
+                        column_argument: bool = False, cta_group: int = 1):
         """The transfer as a device function to paste into a kernel (DESIGN.md §7).
 
         Raises Error (code "usage"): this build of libtmemjit has no kernel specialization.
@@ -61,14 +61,15 @@ def compile_kernel(source: str, entry: str,
                    transfers: Mapping[str, Union[TransferSpec, Transfer]], *,
                    language: str = "cuda", target: str = "sm_100a", backend: str = "auto",
                    opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
-                   extra_options: Iterable[str] = ()) -> Kernel:
+                   extra_options: Iterable[str] = (), cta_group: int = 1) -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (DESIGN.md §7).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
     options. A CUDA source includes <tmemjit/transfers.cuh>, generated for these transfers; a PTX
     source calls them as .func. target "sm_90" builds the emulated form for a Hopper GPU. The
-    result is cached in memory and on disk like compile_transfer. Raises Error: a transfer's rule
-    error, or "toolchain" with the compiler log.
+    result is cached in memory and on disk like compile_transfer. cta_group=2 gives the lifecycle
+    helpers of a CTA pair (launch the kernel as clusters of 2 CTAs). Raises Error: a transfer's
+    rule error, or "toolchain" with the compiler log.
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
@@ -92,4 +93,4 @@ def compile_kernel(source: str, entry: str,
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
-                                    line_info, keep_dir, list(extra_options))
+                                    line_info, keep_dir, list(extra_options), cta_group)
