@@ -403,23 +403,34 @@ Result<void*> LoadedLibrary::kernel(const std::string& entry) const {
   return static_cast<void*>(kernel);
 }
 
+namespace {
+
+// The CUfunction of a CUkernel for the current context, once the current device can run
+// `target`: this loads the library into the context on first use, which is how one
+// LoadedLibrary serves several GPUs.
+Result<CUfunction> function_for_current_context(Driver& driver, void* kernel, Target target) {
+  Result<int> device = current_device();
+  if (!device.ok()) return std::move(device).error();
+  if (Status fits = check_cc(driver, target, *device); !fits.ok()) return std::move(fits).error();
+  CUfunction function = nullptr;
+  if (auto error = failed(driver, "cuKernelGetFunction",
+                          driver.api.kernel_get_function(&function, static_cast<CUkernel>(kernel))))
+    return *error;
+  return function;
+}
+
+}  // namespace
+
 Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned shared_bytes,
               void* stream, void** args) {
   Result<Driver*> opened = usable();
   if (!opened.ok()) return std::move(opened).error();
   Driver& driver = **opened;
-  Result<int> device = current_device();
-  if (!device.ok()) return std::move(device).error();
-  if (Status fits = check_cc(driver, target, *device); !fits.ok()) return fits;
-  // The CUfunction of a CUkernel for the current context: this loads the library into the
-  // context on first use, which is how one LoadedLibrary serves several GPUs.
-  CUfunction function = nullptr;
-  if (auto error = failed(driver, "cuKernelGetFunction",
-                          driver.api.kernel_get_function(&function, static_cast<CUkernel>(kernel))))
-    return *error;
+  Result<CUfunction> function = function_for_current_context(driver, kernel, target);
+  if (!function.ok()) return std::move(function).error();
   if (auto error = failed(
           driver, "cuLaunchKernel",
-          driver.api.launch_kernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+          driver.api.launch_kernel(*function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                    shared_bytes, static_cast<CUstream>(stream), args, nullptr)))
     return *error;
   return std::monostate{};
@@ -431,21 +442,16 @@ Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsign
   if (!opened.ok()) return std::move(opened).error();
   Driver& driver = **opened;
   // cuLaunchKernelEx (CUDA 12.0) is looked up here, not with the required symbols: only cluster
-  // launches need it, and a driver without it still runs everything else.
+  // launches need it, and a driver without it still runs everything else. Looked up per call
+  // (cluster launches are rare), so a driver loaded again is never called through a stale pointer.
   using LaunchEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
-  static const LaunchEx launch_ex =
-      reinterpret_cast<LaunchEx>(::dlsym(driver.handle, "cuLaunchKernelEx"));
+  const LaunchEx launch_ex = reinterpret_cast<LaunchEx>(::dlsym(driver.handle, "cuLaunchKernelEx"));
   if (launch_ex == nullptr)
     return Error(ErrorCode::kDriver,
                  "CUDA driver too old: libcuda.so.1 has no cuLaunchKernelEx (a cluster launch "
                  "needs a CUDA 12.0 or newer driver)");
-  Result<int> device = current_device();
-  if (!device.ok()) return std::move(device).error();
-  if (Status fits = check_cc(driver, target, *device); !fits.ok()) return fits;
-  CUfunction function = nullptr;
-  if (auto error = failed(driver, "cuKernelGetFunction",
-                          driver.api.kernel_get_function(&function, static_cast<CUkernel>(kernel))))
-    return *error;
+  Result<CUfunction> function = function_for_current_context(driver, kernel, target);
+  if (!function.ok()) return std::move(function).error();
   CUlaunchAttribute cluster{};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.clusterDim.x = cluster_x;
@@ -462,7 +468,7 @@ Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsign
   config.hStream = static_cast<CUstream>(stream);
   config.attrs = &cluster;
   config.numAttrs = 1;
-  if (auto error = failed(driver, "cuLaunchKernelEx", launch_ex(&config, function, args, nullptr)))
+  if (auto error = failed(driver, "cuLaunchKernelEx", launch_ex(&config, *function, args, nullptr)))
     return *error;
   return std::monostate{};
 }
