@@ -70,8 +70,11 @@ TEST(LdRedKernels, Sm100aIsRefusedNamingTheTargetsThatHaveIt) {
 
 // Compiled by ptxas and nvJitLink for sm_103a; one LDTM (LDTM.STAT for ld.red) per instruction,
 // two per 16x32bx2 instruction, where the disassembler reads sm_103a code.
-TEST(LdRedKernels, CompileForSm103aWithLdtmStatInTheSass) {
+// ld.red compiled for `target` by ptxas and nvJitLink, with one LDTM.STAT per SASS access where
+// the disassembler reads the target. Returns why the SASS went unchecked (empty: checked).
+std::string compile_ld_red_and_count_stat(Target target) {
   auto tool = tmem::sass::find_disassembler();
+  const std::string name(tmem::to_string(target));
   std::string sass_note;
   int stat_checked = 0;
   tmemjit_test::SpecText split = tmemjit_test::seed_split(false);
@@ -85,14 +88,13 @@ TEST(LdRedKernels, CompileForSm103aWithLdtmStatInTheSass) {
     const int per_instruction = spec.op().is_split() ? 2 : 1;
     for (tmem::Backend backend : {tmem::Backend::kPtxas, tmem::Backend::kNvJitLink}) {
       tmem::CompileOptions options;
-      options.target = Target::kSm103a;
+      options.target = target;
       options.backend = backend;
-      auto module =
-          tmem::compile_ptx(kernel_ptx(plan, KernelKind::kLoad, Target::kSm103a), options);
-      ASSERT_TRUE(module.ok()) << op << ": " << module.error().full_text();
-      if (!tool) continue;
+      auto module = tmem::compile_ptx(kernel_ptx(plan, KernelKind::kLoad, target), options);
+      EXPECT_TRUE(module.ok()) << op << " for " << name << ": " << module.error().full_text();
+      if (!module.ok() || !tool) continue;
       auto sass = tmem::sass::disassemble(*tool, module->cubin);
-      if (!sass.ok()) {  // a disassembler that predates sm_103
+      if (!sass.ok()) {  // a disassembler that predates the target
         sass_note = sass.error().message();
         continue;
       }
@@ -107,10 +109,22 @@ TEST(LdRedKernels, CompileForSm103aWithLdtmStatInTheSass) {
     }
   }
   if (!tool)
-    GTEST_SKIP() << "compiled for sm_103a; SASS not checked: no disassembler ("
-                 << tmem::sass::search_description() << ")";
+    return "compiled for " + name + "; SASS not checked: no disassembler (" +
+           tmem::sass::search_description() + ")";
   if (stat_checked == 0)
-    GTEST_SKIP() << "compiled for sm_103a; the disassembler does not read sm_103a: " << sass_note;
+    return "compiled for " + name + "; the disassembler does not read it: " + sass_note;
+  return "";
+}
+
+TEST(LdRedKernels, CompileForSm103aWithLdtmStatInTheSass) {
+  const std::string unchecked = compile_ld_red_and_count_stat(Target::kSm103a);
+  if (!unchecked.empty()) GTEST_SKIP() << unchecked;
+}
+
+// The other family with ld.red (R14): sm_110a, PTX 9.0.
+TEST(LdRedKernels, CompileForSm110aWithLdtmStatInTheSass) {
+  const std::string unchecked = compile_ld_red_and_count_stat(Target::kSm110a);
+  if (!unchecked.empty()) GTEST_SKIP() << unchecked;
 }
 
 TEST(LdRedKernels, EmulationLowersTheReductionToMinMax) {
