@@ -13,22 +13,19 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
-#include "common/read_file.h"
+#include "common/files.h"
 #include "common/spec_fixtures.h"
 #include "runtime/cache/module_cache.h"
 
 namespace tmem {
 namespace {
 using testing::read_file;
+using testing::write_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
 using testing::test_key;
 using testing::test_payload;
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 BundleIdentity identity(bool signed_entries = false) {
   BundleIdentity id;

@@ -19,22 +19,18 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
-#include "common/read_file.h"
+#include "common/files.h"
 #include "runtime/cache/module_cache.h"
 
 namespace tmem {
 namespace {
 using testing::read_file;
+using testing::write_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
 using testing::test_key;
 using testing::test_payload;
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // Every file under the version directory: entries must decode under the key their name spells,
 // and no temp file may be left.

@@ -20,7 +20,7 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
-#include "common/read_file.h"
+#include "common/files.h"
 #include "common/scoped_env.h"
 #include "common/spec_fixtures.h"
 #include "redis_server.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common/cache_test_util.h"
-#include "common/read_file.h"
+#include "common/files.h"
 #include "runtime/cache/disk.h"
 #include "runtime/cache/hmac.h"
 #include "runtime/cache/module_cache.h"

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
+#include "common/files.h"
 #include "common/ptx_fixtures.h"
-#include "common/read_file.h"
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
 #include "runtime/compile/sass.h"

@@ -21,7 +21,7 @@
 
 #include "common/allocation_counter.h"
 #include "common/cache_test_util.h"
-#include "common/read_file.h"
+#include "common/files.h"
 #include "common/sanitizer_util.h"
 #include "common/spec_fixtures.h"
 #include "runtime/cache/disk.h"
@@ -35,6 +35,7 @@ using tmemjit_test::t_allocations;
 namespace tmem {
 namespace {
 using testing::read_file;
+using testing::write_file;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -70,11 +71,6 @@ std::vector<Job> distinct_jobs(size_t count) {
               jobs.push_back({tmemjit_test::identity_spec(*op, offset).make(), kind});
             }
   return jobs;
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 size_t count_of(const std::string& text, const std::string& word) {

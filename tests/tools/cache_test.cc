@@ -13,7 +13,7 @@
 
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
-#include "common/read_file.h"
+#include "common/files.h"
 #include "common/spec_fixtures.h"
 #include "runtime/cache/disk.h"
 #include "runtime/support/hash.h"
