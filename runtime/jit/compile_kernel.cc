@@ -767,19 +767,6 @@ Result<DeviceFunction> device_function(const TransferSpec& spec,
   return fn;
 }
 
-Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind, Target target) {
-  Result<Plan> plan = check(spec);
-  if (!plan.ok()) return std::move(plan).error();
-  if (target == Target::kSm90) {
-    auto kernel = kernels::build_emulation_kernel(*plan, kind);
-    if (!kernel.ok()) return std::move(kernel).error();
-    return ptx::print(kernel->module);
-  }
-  auto module = kernels::build_kernel(*plan, kind, target);
-  if (!module.ok()) return std::move(module).error();
-  return ptx::print(*module);
-}
-
 Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
                                 KernelKind kind, CompileReport* report) {
   TransferCompileReport info;

@@ -362,6 +362,12 @@ Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options
   return Error(error.code(), std::move(message), std::move(details));
 }
 
+Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind, Target target) {
+  CompileOptions options;
+  options.target = target;
+  return transfer_ptx(spec, kind, options);
+}
+
 Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind,
                                  const CompileOptions& options) {
   Result<Plan> plan = check(spec);
