@@ -318,6 +318,7 @@ KernelTable& kernel_table() {
 
 struct Prepared {
   std::vector<kernels::TransferCode> codes;
+  int cta_group = 1;  // the one lifecycle of the kernel (R27), checked by prepare
 };
 
 Result<Prepared> prepare(std::span<const NamedTransfer> transfers) {
@@ -337,8 +338,9 @@ Result<Prepared> prepare(std::span<const NamedTransfer> transfers) {
     prepared.codes.push_back(std::move(code).value());
   }
   // One lifecycle per kernel, so one .cta_group for all its transfers (R27).
-  if (auto group = kernels::lifecycle_cta_group(prepared.codes); !group.ok())
-    return std::move(group).error();
+  auto group = kernels::lifecycle_cta_group(prepared.codes);
+  if (!group.ok()) return std::move(group).error();
+  prepared.cta_group = *group;
   return prepared;
 }
 
@@ -373,8 +375,7 @@ std::string transfers_header(const Prepared& prepared, Target target) {
       "#else\n"
       "#include <stdint.h>\n"
       "#endif\n";
-  header +=
-      kernels::cuda_lifecycle(target, false, kernels::lifecycle_cta_group(prepared.codes).value());
+  header += kernels::cuda_lifecycle(target, false, prepared.cta_group);
   for (const kernels::TransferCode& code : prepared.codes)
     header += "\n" + kernels::cuda_front_end_declarations(code, target);
   return header;
@@ -486,7 +487,7 @@ Result<std::string> real_ptx_functions(const Prepared& prepared, Target target) 
         !ok.ok())
       return std::move(ok).error();
   }
-  kernels::add_lifecycle_functions(module, kernels::lifecycle_cta_group(prepared.codes).value());
+  kernels::add_lifecycle_functions(module, prepared.cta_group);
   return ptx::print(module);
 }
 
@@ -596,8 +597,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     auto generated = emulated ? emulated_ptx_functions(source, *prepared, ptx, context)
                               : real_ptx_functions(*prepared, target);
     if (!generated.ok()) return std::move(generated).error();
-    if (kernels::lifecycle_cta_group(prepared->codes).value() == 2)
-      symbols.insert("tmemjit_cluster_sync");
+    if (prepared->cta_group == 2) symbols.insert("tmemjit_cluster_sync");
     for (const std::string& symbol : symbols) replace_extern(ptx, symbol, "", true);
     const std::string body = "\n" + kernels::ptx_without_header(*generated);
     size_t header_end = ptx.find(".address_size");
