@@ -869,19 +869,6 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
   return os.str();
 }
 
-std::string detail_transfer_symbol(const TransferCode& code) {
-  const std::string& name = code.options.name;
-  int params = 1 + (code.options.warp_argument ? 1 : 0) + (code.options.column_argument ? 1 : 0);
-  if (!code.plan.op.is_load()) params += code.plan.regs_per_thread;
-  return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "E" +
-         std::string(static_cast<size_t>(params), 'j');
-}
-
-std::string detail_coord_symbol(const TransferCode& code) {
-  const std::string name = code.options.name + "_coord";
-  return "_ZN7tmemjit6detail" + std::to_string(name.size()) + name + "Eji";
-}
-
 std::string front_end_signature(const TransferCode& code) {
   return code.options.name + " " + std::string(to_string(code.plan.op.direction())) +
          " regs=" + std::to_string(code.plan.regs_per_thread) +
@@ -911,7 +898,31 @@ ExtraParams extra_params(const TransferCode& code) {
   return extra;
 }
 
-// The types and declarations of namespace tmemjit::detail both sides share.
+// The arguments that forward transfer_params: "tmem_base, regs[, warp][, column]".
+std::string transfer_args(const TransferCode& code) {
+  return "tmem_base, regs" + extra_params(code).args;
+}
+
+// compile_kernel's LTO interface: tmemjit::detail::NAME (one per element type) and NAME_coord
+// take the inline form's parameters, references to the caller's arrays, so that once LTO has
+// inlined them the program is the inline form's. Registers and indices returned in aggregates
+// instead left per-element address arithmetic the optimizer no longer folded (the SASS test
+// CompileKernel.LinkedKernelHasTheInlineFormsSassForEveryExampleLayout compares the two).
+std::vector<std::string> reference_heads(const TransferCode& code, const std::string& attributes) {
+  const std::string& name = code.options.name;
+  std::vector<std::string> heads;
+  heads.push_back("__device__ " + attributes + "void " + name + "(" + transfer_params(code, kU) +
+                  ")");
+  if (code.f32)
+    heads.push_back("__device__ " + attributes + "void " + name + "(" +
+                    transfer_params(code, "float") + ")");
+  heads.push_back("__device__ " + attributes + "void " + name + "_coord(" + kU +
+                  " thread, int slot, int (&index)[" + coord_rank_text(code) + "])");
+  return heads;
+}
+
+// The PTX form's ABI in C++, for the emulated .funcs of a PTX kernel (cuda_emulated_ptx_functions):
+// by-value parameters, a load's registers and NAME_coord's index returned in one aggregate.
 std::string detail_types(const TransferCode& code) {
   const std::string& name = code.options.name;
   std::ostringstream os;
@@ -922,14 +933,14 @@ std::string detail_types(const TransferCode& code) {
   return os.str();
 }
 
-std::string detail_transfer_head(const TransferCode& code, const std::string& attributes) {
+std::string detail_transfer_head(const TransferCode& code) {
   const std::string& name = code.options.name;
   std::ostringstream os;
   if (code.plan.op.is_load()) {
-    os << "__device__ " << attributes << name << "_regs_t " << name << "(" << kU << " tmem_base"
+    os << "__device__ " << name << "_regs_t " << name << "(" << kU << " tmem_base"
        << extra_params(code).params << ")";
   } else {
-    os << "__device__ " << attributes << "void " << name << "(" << kU << " tmem_base";
+    os << "__device__ void " << name << "(" << kU << " tmem_base";
     for (int s = 0; s < code.plan.regs_per_thread; ++s)
       os << (s % 8 == 0 ? ",\n    " : ", ") << kU << " s" << s;
     os << extra_params(code).params << ")";
@@ -937,63 +948,13 @@ std::string detail_transfer_head(const TransferCode& code, const std::string& at
   return os.str();
 }
 
-std::string detail_coord_head(const TransferCode& code, const std::string& attributes) {
+std::string detail_coord_head(const TransferCode& code) {
   const std::string& name = code.options.name;
-  return "__device__ " + attributes + name + "_coord_t " + name + "_coord(" + kU +
-         " thread, int slot)";
+  return "__device__ " + name + "_coord_t " + name + "_coord(" + kU + " thread, int slot)";
 }
 
-}  // namespace
-
-std::string cuda_front_end_declarations(const TransferCode& code, Target target) {
-  const std::string& name = code.options.name;
-  const bool store = !code.plan.op.is_load();
-  const int regs = code.plan.regs_per_thread;
-  const std::string rank = coord_rank_text(code);
-  const ExtraParams extra = extra_params(code);
-  std::ostringstream os;
-  os << "// " << name << ": " << (store ? "a store" : "a load") << " of " << regs
-     << " registers per thread; libtmemjit compiles its layout separately and links it in.\n"
-     << "namespace tmemjit {\nnamespace detail {\n"
-     << detail_types(code) << detail_transfer_head(code, "") << ";\n"
-     << detail_coord_head(code, "") << ";\n"
-     << "}  // namespace detail\n}  // namespace tmemjit\n"
-     << "constexpr int " << name << "_regs = " << regs << ";\n"
-     << redval_constants(code);
-  for (const char* element : {"u", "f"}) {
-    const bool is_float = element[0] == 'f';
-    if (is_float && !code.f32) continue;
-    os << "__device__ __forceinline__ void " << name << "("
-       << transfer_params(code, is_float ? "float" : kU) << ") {\n";
-    if (store) {
-      os << "  tmemjit::detail::" << name << "(tmem_base";
-      for (int s = 0; s < regs; ++s)
-        os << (s % 8 == 0 ? ",\n      " : ", ")
-           << (is_float ? "__float_as_uint(regs[" + std::to_string(s) + "])"
-                        : "regs[" + std::to_string(s) + "]");
-      os << extra.args << ");\n";
-    } else {
-      os << "  const tmemjit::detail::" << name << "_regs_t v_ = tmemjit::detail::" << name
-         << "(tmem_base" << extra.args << ");\n"
-         << "#pragma unroll\n  for (int s = 0; s < " << regs
-         << "; ++s) regs[s] = " << (is_float ? "__uint_as_float(v_.r[s])" : "v_.r[s]") << ";\n";
-    }
-    os << "}\n";
-  }
-  os << "__device__ __forceinline__ void " << name << "_wait() { "
-     << (target == Target::kSm90 ? std::string("tmemjit::emu::wait();") : wait_asm(store)) << " }\n"
-     << "__device__ __forceinline__ void " << name << "_coord(" << kU
-     << " thread, int slot, int (&index)[" << rank << "]) {\n"
-     << "  const tmemjit::detail::" << name << "_coord_t c_ = tmemjit::detail::" << name
-     << "_coord(thread, slot);\n"
-     << "#pragma unroll\n  for (int d = 0; d < " << rank << "; ++d) index[d] = c_.i[d];\n}\n";
-  return os.str();
-}
-
-namespace {
-
-// The bodies that forward a by-value signature (detail_transfer_head, detail_coord_head) to the
-// generated inline functions in namespace tmemjit_impl, marking each transfer call.
+// The bodies that forward detail_transfer_head and detail_coord_head to the generated inline
+// functions in namespace tmemjit_impl, marking each transfer call.
 std::string forwarding_transfer_body(const TransferCode& code) {
   const std::string& name = code.options.name;
   const ExtraParams extra = extra_params(code);
@@ -1019,6 +980,32 @@ std::string forwarding_coord_body(const TransferCode& code) {
 
 }  // namespace
 
+std::string cuda_front_end_declarations(const TransferCode& code, Target target) {
+  const std::string& name = code.options.name;
+  const bool store = !code.plan.op.is_load();
+  const int regs = code.plan.regs_per_thread;
+  const std::string rank = coord_rank_text(code);
+  std::ostringstream os;
+  os << "// " << name << ": " << (store ? "a store" : "a load") << " of " << regs
+     << " registers per thread; libtmemjit compiles its layout separately and links it in.\n"
+     << "namespace tmemjit {\nnamespace detail {\n";
+  for (const std::string& head : reference_heads(code, "")) os << head << ";\n";
+  os << "}  // namespace detail\n}  // namespace tmemjit\n"
+     << "constexpr int " << name << "_regs = " << regs << ";\n"
+     << redval_constants(code);
+  for (const char* element : {kU, "float"}) {
+    if (element != std::string(kU) && !code.f32) continue;
+    os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, element)
+       << ") { tmemjit::detail::" << name << "(" << transfer_args(code) << "); }\n";
+  }
+  os << "__device__ __forceinline__ void " << name << "_wait() { "
+     << (target == Target::kSm90 ? std::string("tmemjit::emu::wait();") : wait_asm(store)) << " }\n"
+     << "__device__ __forceinline__ void " << name << "_coord(" << kU
+     << " thread, int slot, int (&index)[" << rank << "]) { tmemjit::detail::" << name
+     << "_coord(thread, slot, index); }\n";
+  return os.str();
+}
+
 std::string cuda_implementation(const std::vector<const TransferCode*>& codes, Target target) {
   std::ostringstream os;
   os << "// The layouts' side of compile_kernel: the transfers of one layout, generated by "
@@ -1028,13 +1015,19 @@ std::string cuda_implementation(const std::vector<const TransferCode*>& codes, T
                          codes.empty() ? 1 : codes.front()->options.cta_group)
        << "\n";
   for (const TransferCode* code : codes) {
+    const std::string& name = code->options.name;
+    const std::vector<std::string> heads =
+        reference_heads(*code, "__attribute__((always_inline)) ");
     os << "namespace tmemjit_impl {\n"
        << cuda_transfer(*code, target) << "}  // namespace tmemjit_impl\n"
-       << "namespace tmemjit {\nnamespace detail {\n"
-       << detail_types(*code) << detail_transfer_head(*code, "__attribute__((always_inline)) ")
-       << forwarding_transfer_body(*code)
-       << detail_coord_head(*code, "__attribute__((always_inline)) ")
-       << forwarding_coord_body(*code) << "}  // namespace detail\n}  // namespace tmemjit\n";
+       << "namespace tmemjit {\nnamespace detail {\n";
+    // Every transfer head but the last (NAME_coord) forwards a call, marked for the warning
+    // that a transfer is never called.
+    for (size_t i = 0; i + 1 < heads.size(); ++i)
+      os << heads[i] << " {\n  asm volatile(\"" << kTransferMarker << name
+         << "\");\n  tmemjit_impl::" << name << "(" << transfer_args(*code) << ");\n}\n";
+    os << heads.back() << " { tmemjit_impl::" << name << "_coord(thread, slot, index); }\n"
+       << "}  // namespace detail\n}  // namespace tmemjit\n";
   }
   return os.str();
 }
@@ -1052,9 +1045,9 @@ std::string cuda_emulated_ptx_functions(const std::vector<const TransferCode*>& 
   os << "extern \"C\" {\n";
   for (const TransferCode* code : codes) {
     const std::string& name = code->options.name;
-    os << detail_types(*code) << detail_transfer_head(*code, "") << forwarding_transfer_body(*code)
+    os << detail_types(*code) << detail_transfer_head(*code) << forwarding_transfer_body(*code)
        << "__device__ void " << name << "_wait() { tmemjit::emu::wait(); }\n"
-       << detail_coord_head(*code, "") << forwarding_coord_body(*code);
+       << detail_coord_head(*code) << forwarding_coord_body(*code);
   }
   // tcgen05.alloc takes the 32-bit .shared::cta address; the emulated alloc a generic pointer.
   os << "__device__ void tmemjit_alloc(" << kU << " smem_address, " << kU << " columns) {\n"

@@ -107,8 +107,8 @@ std::string cuda_transfer(const TransferCode& code, Target target);
 
 // compile_kernel's two translation units, linked with LTO (docs/specialization.md):
 // the kernel's side sees N_regs, the inline wrappers of the contract and N_wait, and declares
-// tmemjit::detail::N (its registers by value) and tmemjit::detail::N_coord; it depends only on
-// front_end_signature(code) and the target.
+// tmemjit::detail::N and N_coord with the inline form's parameters (references to the caller's
+// arrays); it depends only on front_end_signature(code) and the target.
 std::string cuda_front_end_declarations(const TransferCode& code, Target target);
 // The layout's side defines them (always_inline, so LTO inlines and folds them into the kernel),
 // each transfer marking its calls with an inline-asm comment kTransferMarker + NAME.
@@ -123,10 +123,6 @@ std::string cuda_emulated_ptx_functions(const std::vector<const TransferCode*>& 
 // Everything of a transfer the kernel's side depends on (its name, direction, registers, dtype,
 // rank and options), as text for a cache key.
 std::string front_end_signature(const TransferCode& code);
-// The mangled names of tmemjit::detail::N and N_coord (for the PTX-splice tests).
-std::string detail_transfer_symbol(const TransferCode& code);
-std::string detail_coord_symbol(const TransferCode& code);
-
 // Adds the transfer's .funcs to `module`: NAME (as build_device_function), NAME_wait and
 // NAME_coord under the given symbols (`wait_symbol` empty: no wait function).
 Status add_transfer_functions(ptx::Module& module, const TransferCode& code,

@@ -1,7 +1,8 @@
 // compile_kernel and device_function (DESIGN.md §7): the user's kernel specialized for transfers
-// chosen at run time. CUDA C++ goes through NVRTC once per source and register counts, to
-// relocatable PTX that calls the transfers as external functions; each layout then adds the
-// generated .funcs to that PTX and compiles one whole-program module (docs/specialization.md).
+// chosen at run time. CUDA C++ goes through NVRTC once per source and register counts, to LTO IR
+// that calls the transfers as external functions; each layout compiles its generated functions
+// to LTO IR too, and nvJitLink links the two, inlining and folding the layout into the kernel
+// (docs/specialization.md). A PTX source gets the generated .funcs spliced into its module.
 #include <sys/stat.h>
 
 #include <algorithm>
