@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
                         "  auto out_tensor = cute::make_tensor(cute::make_gmem_ptr(tile_out),\n"
                         "      cute::make_layout(cute::make_shape(rows, columns),\n"
                         "                        cute::make_stride(columns, cute::Int<1>{})));\n");
-  const std::string store_line = "tile_out[index[0] * columns + column] =";
+  const std::string store_line = "tile_out[index[0] * row_stride + column] =";
   with_cute.replace(with_cute.find(store_line), store_line.size(),
                     "out_tensor(index[0], column) =");
   std::vector<std::string> cute_flags;

@@ -24,6 +24,11 @@ extern "C" __global__ void __launch_bounds__(128)
   tmemjit::fence_after_sync();
   const unsigned int tmem_base = tmem_base_shared;
   const int chunks = columns / chunk_columns;
+  // Element offsets in 64 bits: each register's index is a part per thread plus a constant per
+  // slot, and only a 64-bit sum lets the compiler fold that constant into the load's or store's
+  // immediate offset. In int, a sign extension sits between them, and for Layout F half the
+  // kernel's SASS was per-element address arithmetic (1344 instructions against 672).
+  const long long row_stride = columns;
 
   // The accumulator into TMEM (what the MMA would leave there).
   for (int j = 0; j < chunks; ++j) {
@@ -32,7 +37,8 @@ extern "C" __global__ void __launch_bounds__(128)
     for (int s = 0; s < acc_store_regs; ++s) {
       int index[2];
       acc_store_coord(thread, s, index);
-      regs[s] = index[0] < 0 ? 0.0f : tile_acc[index[0] * columns + j * chunk_columns + index[1]];
+      const long long column = static_cast<long long>(j) * chunk_columns + index[1];
+      regs[s] = index[0] < 0 ? 0.0f : tile_acc[index[0] * row_stride + column];
     }
     acc_store(tmem_base, regs, j * chunk_columns);
   }
@@ -55,8 +61,8 @@ extern "C" __global__ void __launch_bounds__(128)
       int index[2];
       acc_load_coord(thread, s, index);
       if (index[0] < 0) continue;
-      const int column = j * chunk_columns + index[1];
-      tile_out[index[0] * columns + column] = alpha * current[s] + beta * bias[column];
+      const long long column = static_cast<long long>(j) * chunk_columns + index[1];
+      tile_out[index[0] * row_stride + column] = alpha * current[s] + beta * bias[column];
     }
     if (j + 1 < chunks) {
       if (kOverlap) {
