@@ -401,7 +401,8 @@ struct FrontEnd {
 Result<FrontEnd> lto_compile(const std::string& domain, const std::string& text,
                              const std::string& path, const std::string& header,
                              const std::string& expression, const Context& context,
-                             const std::vector<std::string>& signatures) {
+                             const std::vector<std::string>& signatures,
+                             const std::vector<std::string>& extra_options = {}) {
   KeyBuilder key;
   key.str("domain", domain);
   key.integer("context.lo", static_cast<int64_t>(context.digest.lo));
@@ -410,12 +411,14 @@ Result<FrontEnd> lto_compile(const std::string& domain, const std::string& text,
   key.str("expression", expression);
   key.str("source", text);
   for (const std::string& signature : signatures) key.str("transfer", signature);
+  for (const std::string& option : extra_options) key.str("option", option);
   double ms = 0;
   auto compile = [&]() -> Result<Payload> {
     std::vector<std::pair<std::string, std::string>> headers;
     if (!header.empty()) headers.emplace_back("tmemjit/transfers.cuh", header);
     std::vector<std::string> options = context.front_end_options;
     options.insert(options.begin(), "--std=c++17");
+    options.insert(options.end(), extra_options.begin(), extra_options.end());
     std::vector<std::string> expressions;
     if (!expression.empty()) expressions.push_back(expression);
     auto ir = compile_cuda_front_end(text, path, headers, options, expressions, context.options,
@@ -558,8 +561,10 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     // The layout's side: the generated functions, one translation unit per set of layouts.
     std::vector<const kernels::TransferCode*> codes;
     for (const kernels::TransferCode& code : prepared->codes) codes.push_back(&code);
+    // Every new layout pays this translation unit. The generated code uses none of the CUDA
+    // runtime's declarations, and NVRTC's -minimal omits them (measured: 24-36 ms become 18-21).
     auto impl = lto_compile("tmemjit/layout-side", kernels::cuda_implementation(codes, target),
-                            "tmemjit_transfers.cu", "", "", context, {});
+                            "tmemjit_transfers.cu", "", "", context, {}, {"-minimal"});
     if (!impl.ok()) return std::move(impl).error();
     // One program: LTO inlines the transfers into the kernel and folds NAME_coord.
     auto linked =
