@@ -908,16 +908,18 @@ std::string transfer_args(const TransferCode& code) {
 // inlined them the program is the inline form's. Registers and indices returned in aggregates
 // instead left per-element address arithmetic the optimizer no longer folded (the SASS test
 // CompileKernel.LinkedKernelHasTheInlineFormsSassForEveryExampleLayout compares the two).
-std::vector<std::string> reference_heads(const TransferCode& code, const std::string& attributes) {
+struct ReferenceHeads {
+  std::vector<std::string> transfers;  // NAME for unsigned int registers, and for float ones
+  std::string coord;                   // NAME_coord
+};
+ReferenceHeads reference_heads(const TransferCode& code, const std::string& attributes) {
   const std::string& name = code.options.name;
-  std::vector<std::string> heads;
-  heads.push_back("__device__ " + attributes + "void " + name + "(" + transfer_params(code, kU) +
-                  ")");
-  if (code.f32)
-    heads.push_back("__device__ " + attributes + "void " + name + "(" +
-                    transfer_params(code, "float") + ")");
-  heads.push_back("__device__ " + attributes + "void " + name + "_coord(" + kU +
-                  " thread, int slot, int (&index)[" + coord_rank_text(code) + "])");
+  const std::string head = "__device__ " + attributes + "void " + name;
+  ReferenceHeads heads;
+  heads.transfers.push_back(head + "(" + transfer_params(code, kU) + ")");
+  if (code.f32) heads.transfers.push_back(head + "(" + transfer_params(code, "float") + ")");
+  heads.coord =
+      head + "_coord(" + kU + " thread, int slot, int (&index)[" + coord_rank_text(code) + "])";
   return heads;
 }
 
@@ -989,7 +991,9 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
   os << "// " << name << ": " << (store ? "a store" : "a load") << " of " << regs
      << " registers per thread; libtmemjit compiles its layout separately and links it in.\n"
      << "namespace tmemjit {\nnamespace detail {\n";
-  for (const std::string& head : reference_heads(code, "")) os << head << ";\n";
+  const ReferenceHeads heads = reference_heads(code, "");
+  for (const std::string& head : heads.transfers) os << head << ";\n";
+  os << heads.coord << ";\n";
   os << "}  // namespace detail\n}  // namespace tmemjit\n"
      << "constexpr int " << name << "_regs = " << regs << ";\n"
      << redval_constants(code);
@@ -1016,17 +1020,15 @@ std::string cuda_implementation(const std::vector<const TransferCode*>& codes, T
        << "\n";
   for (const TransferCode* code : codes) {
     const std::string& name = code->options.name;
-    const std::vector<std::string> heads =
-        reference_heads(*code, "__attribute__((always_inline)) ");
+    const ReferenceHeads heads = reference_heads(*code, "__attribute__((always_inline)) ");
     os << "namespace tmemjit_impl {\n"
        << cuda_transfer(*code, target) << "}  // namespace tmemjit_impl\n"
        << "namespace tmemjit {\nnamespace detail {\n";
-    // Every transfer head but the last (NAME_coord) forwards a call, marked for the warning
-    // that a transfer is never called.
-    for (size_t i = 0; i + 1 < heads.size(); ++i)
-      os << heads[i] << " {\n  asm volatile(\"" << kTransferMarker << name
+    // Each transfer marks its calls, for the warning that a transfer is never called.
+    for (const std::string& head : heads.transfers)
+      os << head << " {\n  asm volatile(\"" << kTransferMarker << name
          << "\");\n  tmemjit_impl::" << name << "(" << transfer_args(*code) << ");\n}\n";
-    os << heads.back() << " { tmemjit_impl::" << name << "_coord(thread, slot, index); }\n"
+    os << heads.coord << " { tmemjit_impl::" << name << "_coord(thread, slot, index); }\n"
        << "}  // namespace detail\n}  // namespace tmemjit\n";
   }
   return os.str();
