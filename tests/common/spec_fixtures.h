@@ -58,6 +58,15 @@ inline SpecText seed_split(bool store, long imm = (16L << 16) + 8) {
           std::to_string(imm)};
 }
 
+// A tcgen05.ld.red of 32x32b.x8 shape at warpgroup scope over a 128x16 f32 tile: two
+// instructions per warp, the register view's 16 slots, then the reduction results in slots 16
+// and 17. `op` is the whole opcode (its reduction and type).
+inline SpecText ld_red_accumulator(const std::string& op) {
+  const std::string rearrange = ".rearrange(\"(g l) (k c) -> g k l c\", g=4, k=2)";
+  return {op, "warpgroup", "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32)" + rearrange,
+          "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32)" + rearrange};
+}
+
 // A warpgroup spec whose register view is the opcode's own native image (the inverse formulas of
 // TCGEN05.md §4 written as layout digits) and whose TMEM view is each warp's slab from column 0.
 // `lane_offset` (0 or 16) picks the half-slab of 16-row shapes.

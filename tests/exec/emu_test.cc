@@ -56,11 +56,8 @@ TEST_F(Emu, LdRedReductionsMatchTheSimulator) {
   std::vector<tmemjit_test::SpecText> specs;
   for (const char* tail :
        {"max.abs.NaN.f32", "min.f32", "max.NaN.f32", "min.abs.f32", "max.s32", "min.u32"})
-    specs.push_back({std::string("tcgen05.ld.red.sync.aligned.32x32b.x8.") + tail, "warpgroup",
-                     "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32).rearrange(\"(g l) (k c) "
-                     "-> g k l c\", g=4, k=2)",
-                     "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32).rearrange(\"(g l) (k c) "
-                     "-> g k l c\", g=4, k=2)"});
+    specs.push_back(tmemjit_test::ld_red_accumulator(
+        std::string("tcgen05.ld.red.sync.aligned.32x32b.x8.") + tail));
   tmemjit_test::SpecText split = tmemjit_test::seed_split(false);
   split.op = "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.NaN.f32";
   specs.push_back(split);

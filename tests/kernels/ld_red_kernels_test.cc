@@ -22,13 +22,7 @@ using tmem::Target;
 
 // Two instructions per warp of 32x32b.x8 at warpgroup scope: redvals in slots 16 and 17.
 tmem::TransferSpec accumulator(const std::string& op) {
-  return tmem::TransferSpec::from_fields(
-             op, "warpgroup",
-             "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32).rearrange(\"(g l) (k c) -> g k l "
-             "c\", g=4, k=2)",
-             "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32).rearrange(\"(g l) (k c) -> g k l "
-             "c\", g=4, k=2)")
-      .value();
+  return tmemjit_test::ld_red_accumulator(op).make();
 }
 
 const char* kMaxAbsNan = "tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.NaN.f32";

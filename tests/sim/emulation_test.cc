@@ -154,14 +154,7 @@ TEST(EmulationOnSimLdRed, ReductionsMatchTheSimulatorsSemantics) {
                          "tcgen05.ld.red.sync.aligned.32x32b.x8.max.s32",
                          "tcgen05.ld.red.sync.aligned.32x32b.x8.min.u32"}) {
     SCOPED_TRACE(op);
-    const tmem::TransferSpec spec =
-        tmem::TransferSpec::from_fields(
-            op, "warpgroup",
-            "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32).rearrange(\"(g l) (k c) -> g k l "
-            "c\", g=4, k=2)",
-            "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32).rearrange(\"(g l) (k c) -> g k l "
-            "c\", g=4, k=2)")
-            .value();
+    const tmem::TransferSpec spec = tmemjit_test::ld_red_accumulator(op).make();
     const tmem::Plan plan = tmem::check(spec).value();
     std::uint32_t seed = 21;
     for (KernelKind kind : {KernelKind::kRoundtrip, KernelKind::kLoad})

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/cli_util.h"
+#include "common/spec_fixtures.h"
 
 namespace {
 
@@ -19,18 +20,9 @@ const std::string kOp = "tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32";
 // `tmemjit COMMAND <two ld.red instructions per warp> EXTRA...`.
 CliResult run_spec(const std::string& command, std::vector<std::string> extra,
                    const std::string& op = kOp) {
-  std::vector<std::string> argv = {
-      command,
-      "--op",
-      op,
-      "--scope",
-      "warpgroup",
-      "--tmem",
-      "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32).rearrange(\"(g l) (k c) -> g k l c\", "
-      "g=4, k=2)",
-      "--regs",
-      "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32).rearrange(\"(g l) (k c) -> g k l c\", "
-      "g=4, k=2)"};
+  const tmemjit_test::SpecText spec = tmemjit_test::ld_red_accumulator(op);
+  std::vector<std::string> argv = {command,  "--op",    spec.op,  "--scope", spec.scope,
+                                   "--tmem", spec.tmem, "--regs", spec.regs};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return run_cli_argv(argv);
 }
