@@ -46,6 +46,15 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
     if (inline_value) {
       args.values_[name] = *inline_value;
     } else if (i + 1 < argv.size()) {
+      // "--keep --json" would otherwise make "--json" the directory and lose the option; a value
+      // that really is such a word goes in as "--keep=--json".
+      const std::string& next = argv[i + 1];
+      const std::string next_name = next.substr(0, next.find('='));
+      for (const auto& candidate : options)
+        if (candidate.name == next_name)
+          return tmem::Error(
+              tmem::ErrorCode::kUsage,
+              "option '" + name + "' needs a value, got the option '" + next_name + "'");
       args.values_[name] = argv[++i];
     } else {
       return tmem::Error(tmem::ErrorCode::kUsage, "option '" + name + "' needs a value");

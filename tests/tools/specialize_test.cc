@@ -214,6 +214,12 @@ TEST(CliSpecialize, ErrorsAndExitCodes) {
   r = run_cli_argv(
       {"specialize", two, "--entry", "first", "--transfer", "acc=" + spec, "--target", "sm_80"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  // An option where a value belongs is not taken as the value (it was a directory named --json).
+  r = run_cli_argv(
+      {"specialize", two, "--entry", "first", "--transfer", "acc=" + spec, "--keep", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("option '--keep' needs a value, got the option '--json'"), std::string::npos)
+      << r.err;
   // A transfer the source never calls is a warning, not an error.
   const std::string uncalled = dir.file("uncalled.cu",
                                         "#include <tmemjit/transfers.cuh>\n"
