@@ -49,9 +49,14 @@ tmem::Result<int> cta_group_from_args(const Args& args) {
 }
 
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
-  if (!args.positional().empty())
-    return tmem::Error(tmem::ErrorCode::kUsage, "unexpected argument '" + args.positional()[0] +
-                                                    "'; quote views that contain spaces");
+  if (!args.positional().empty()) {
+    const std::string& word = args.positional()[0];
+    const bool file = word.ends_with(".json") || std::ifstream(word).good();
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "unexpected argument '" + word + "'; " +
+                           (file ? "a spec file goes in --spec " + word
+                                 : std::string("quote views that contain spaces")));
+  }
   if (auto path = args.get("--spec")) {
     for (const char* field : {"--op", "--scope", "--tmem", "--regs", "--tmem2", "--imm"})
       if (args.has(field))

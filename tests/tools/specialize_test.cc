@@ -87,6 +87,12 @@ TEST(CliPtx, DeviceFunctionOptions) {
   EXPECT_NE(bad_name.err.find("error: transfer name '9lives' starts with a digit"),
             std::string::npos)
       << bad_name.err;
+  // A spec file given where the SPEC options go: the error says where it belongs.
+  const std::string layout = kExample + "/layouts/d_x32_ld.json";
+  const CliResult file = run_cli_argv({"ptx", layout, "--kernel", "func"});
+  EXPECT_EQ(file.exit_code, 2);
+  EXPECT_NE(file.err.find("a spec file goes in --spec " + layout), std::string::npos) << file.err;
+  EXPECT_EQ(run_cli_argv({"ptx", "--spec", layout, "--kernel", "func"}).exit_code, 0);
 }
 
 std::vector<std::string> epilogue_args(const std::string& load, const std::string& store) {
