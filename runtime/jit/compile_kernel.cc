@@ -161,6 +161,32 @@ Error unknown_entry(const KernelSource& source, const std::vector<std::string>& 
                "expression such as \"epilogue<64>\"), or its lowered name");
 }
 
+// NVRTC compiles a name-expression entry into a pseudo-file "__nv_name_map"; its errors there
+// are about the entry the caller named, not about the source.
+Error entry_expression_error(const KernelSource& source, Error error) {
+  const std::string_view log = error.detail("log");
+  const size_t at = log.find("__nv_name_map");
+  if (at == std::string_view::npos) return error;
+  std::istringstream lines{std::string(log)};
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(": error") != std::string::npos && !line.starts_with("__nv_name_map"))
+      return error;  // the source has errors of its own: its log says where
+  const size_t reason = log.find("error: ", at);
+  const std::string why(reason == std::string_view::npos
+                            ? std::string_view("NVRTC could not resolve it")
+                            : log.substr(reason + 7, log.find('\n', reason) - reason - 7));
+  return Error(ErrorCode::kUsage,
+               "compile_kernel: entry '" + source.entry +
+                   "' is not a name expression of a "
+                   "__global__ function in " +
+                   source.path + " (" + why + ")",
+               std::vector<ErrorDetail>{
+                   {"note",
+                    "name the entry as written in the source: a plain or extern \"C\" name, or "
+                    "a template instance such as \"epilogue<64>\""},
+                   {"log", std::string(log)}});
+}
+
 // ---- splicing ---------------------------------------------------------------------------------
 
 // Removes every ".extern .func ... SYMBOL(...);" declaration of `symbol` from `ptx`, replacing it
@@ -555,7 +581,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     const std::string expression = is_identifier(source.entry) ? "" : source.entry;
     auto fe = lto_compile("tmemjit/kernel-side", source.text, source.path,
                           transfers_header(*prepared, target), expression, context, signatures);
-    if (!fe.ok()) return std::move(fe).error();
+    if (!fe.ok()) return entry_expression_error(source, std::move(fe).error());
     built.front_end_cache = fe->cache;
     built.front_end_ms = fe->ms;
     // The layout's side: the generated functions, one translation unit per set of layouts.

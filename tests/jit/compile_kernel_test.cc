@@ -321,6 +321,25 @@ TEST_F(CompileKernel, NameExpressionsNameTemplateKernels) {
   auto kernel = compile_kernel(source, seed_transfers());
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
   EXPECT_EQ(kernel->name(), "_Z4fillILi3EEvPi");
+
+  // An expression NVRTC cannot resolve is the caller's mistake, named as such.
+  source.entry = "fil<3>";
+  auto unknown = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(unknown.error().message().find(
+                "entry 'fil<3>' is not a name expression of a __global__ function in kernel.cu "
+                "(identifier \"fil\" is undefined)"),
+            std::string::npos)
+      << unknown.error().full_text();
+  // With an error of the source's own, the compiler's log about the source comes first.
+  source.text.replace(source.text.find("*x = N;"), 7, "*x = N oops;");
+  source.entry = "fill<3>";
+  auto broken = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().code(), ErrorCode::kToolchain) << broken.error().full_text();
+  EXPECT_NE(broken.error().message().find("kernel.cu("), std::string::npos)
+      << broken.error().full_text();
 }
 
 TEST_F(CompileKernel, NamesAreCheckedAndUnique) {
