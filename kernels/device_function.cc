@@ -539,6 +539,14 @@ std::string cuda_coord_function(const TransferCode& code) {
   return os.str();
 }
 
+// Whether N is a tcgen05.ld: both directions take the same array, so a store spec given where the
+// kernel expects a load compiles and stores registers it never set. A kernel can say which it
+// expects: static_assert(acc_load_is_load).
+std::string direction_constant(const TransferCode& code) {
+  return "constexpr bool " + code.options.name +
+         "_is_load = " + (code.plan.op.is_load() ? "true" : "false") + ";\n";
+}
+
 // tcgen05.ld.red: where the reduction results are. Instruction k's min/max is regs[N_redval + k]
 // for k < N_redvals (the slots after the register view's); nothing for other forms.
 std::string redval_constants(const TransferCode& code) {
@@ -691,7 +699,13 @@ Status check_identifier(std::string_view name, std::string_view what) {
 }
 
 std::vector<std::string> transfer_symbols(const std::string& name) {
-  return {name, name + "_regs", name + "_wait", name + "_coord"};
+  return {name,
+          name + "_regs",
+          name + "_is_load",
+          name + "_wait",
+          name + "_coord",
+          name + "_redval",
+          name + "_redvals"};
 }
 
 Result<TransferCode> prepare_transfer(const TransferSpec& spec,
@@ -827,7 +841,7 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
   const int regs = plan.regs_per_thread;
   std::ostringstream os;
   os << cuda_header_comment(code, target) << "constexpr int " << name << "_regs = " << regs << ";\n"
-     << redval_constants(code);
+     << direction_constant(code) << redval_constants(code);
   // The source is text until NVRTC compiles it: an opcode the target lacks (ld.red on sm_100a,
   // rule R14) fails there with the library's own sentence rather than a ptxas log.
   if (target != Target::kSm90 && !plan.op.supports(target))
@@ -996,7 +1010,7 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
   os << heads.coord << ";\n";
   os << "}  // namespace detail\n}  // namespace tmemjit\n"
      << "constexpr int " << name << "_regs = " << regs << ";\n"
-     << redval_constants(code);
+     << direction_constant(code) << redval_constants(code);
   for (const char* element : {kU, "float"}) {
     if (element != std::string(kU) && !code.f32) continue;
     os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, element)

@@ -11,6 +11,11 @@
 // this source never changes.
 #include <tmemjit/transfers.cuh>
 
+// Both directions take the same array: a store's spec given for acc_load would compile and store
+// registers this kernel never set, so the kernel says which direction each name must be.
+static_assert(acc_load_is_load && !acc_store_is_load,
+              "acc_load takes a tcgen05.ld spec and acc_store a tcgen05.st spec");
+
 extern "C" __global__ void __launch_bounds__(128)
     epilogue(const float* acc, const float* bias, float* out, float alpha, float beta, int rows,
              int columns, int chunk_columns, unsigned int alloc_columns) {

@@ -29,6 +29,7 @@ __device__ __forceinline__ void fence_after_sync() {
 // 64 registers per thread, 1 instruction per warp, 64 TMEM columns to allocate. regs[s] is register slot s of the plan;
 // tmem_base is what tmemjit::alloc wrote.
 constexpr int acc_load_regs = 64;
+constexpr bool acc_load_is_load = true;
 __device__ __forceinline__ void acc_load(unsigned int tmem_base, unsigned int (&regs)[64]) {
   const unsigned int warp_ = (threadIdx.x / 32u);
   const unsigned int taddr_ = tmem_base + ((warp_ % 4u) << 21);

@@ -85,6 +85,7 @@ __device__ __forceinline__ void fence_after_sync() { __threadfence_block(); }
 // 64 registers per thread, 1 instruction per warp, 64 TMEM columns to allocate. regs[s] is register slot s of the plan;
 // tmem_base is what tmemjit::alloc wrote.
 constexpr int acc_store_regs = 64;
+constexpr bool acc_store_is_load = false;
 __device__ __forceinline__ void acc_store(unsigned int tmem_base, unsigned int (&regs)[64]) {
   // tcgen05.st emulated: TMEM is this CTA's region of global memory (libtmemjit emulation)
   asm volatile("// tmemjit emulated transfer acc_store");

@@ -312,6 +312,22 @@ TEST_F(CompileKernel, UnknownEntryListsTheEntriesFound) {
   EXPECT_EQ(found->name(), "_Z6secondPi");
 }
 
+TEST_F(CompileKernel, NIsLoadLetsTheKernelRefuseATransferOfTheWrongDirection) {
+  // A store spec where the kernel loads compiles to a store of registers never set; the kernel's
+  // static_assert on N_is_load turns that into a compile error naming the mix-up.
+  KernelSource source = roundtrip_source();
+  source.text.insert(source.text.find("extern \"C\""),
+                     "static_assert(acc_ld_is_load && !acc_st_is_load, \"acc_ld must load, acc_st "
+                     "store\");\n");
+  ASSERT_TRUE(compile_kernel(source, seed_transfers()).ok());
+  auto swapped = seed_transfers();
+  std::swap(swapped[0].spec, swapped[1].spec);
+  auto kernel = compile_kernel(source, swapped);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().message().find("acc_ld must load, acc_st store"), std::string::npos)
+      << kernel.error().full_text();
+}
+
 TEST_F(CompileKernel, NameExpressionsNameTemplateKernels) {
   KernelSource source = roundtrip_source();
   source.text +=
