@@ -374,6 +374,11 @@ TEST_F(CompileKernel, NamesAreCheckedAndUnique) {
   ASSERT_FALSE(kernel.ok());
   EXPECT_NE(kernel.error().message().find("defines 'acc_wait'"), std::string::npos)
       << kernel.error().message();
+  clash[1].options.name = "acc_is_load";  // the constant of transfer "acc"
+  kernel = compile_kernel(roundtrip_source(), clash);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().message().find("defines 'acc_is_load'"), std::string::npos)
+      << kernel.error().message();
 
   auto bad = seed_transfers();
   bad[0].options.name = "acc-st";
