@@ -4,9 +4,11 @@
 // names), the never-called warning, PTX sources, the sm_90 emulation, and Kernel::from_cubin.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/cache_test_util.h"
@@ -226,6 +228,62 @@ TEST_F(CompileKernel, LinkedKernelHasTheInlineFormsSassForEveryExampleLayout) {
     EXPECT_GE(ours + theirs / 50, theirs) << "compile_kernel " << ours << ", inline " << theirs;
   }
 }
+
+// An autotuner compiles its candidate layouts from a pool of threads (the shape
+// scripts/sanitize.sh runs under ThreadSanitizer): the source's front end runs once for all of
+// them, each layout's kernel once, and every thread gets its layout's one module.
+TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneFrontEnd) {
+  KernelSource source;
+  source.text = read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
+  source.entry = "epilogue";
+  source.path = "epilogue.cu";
+  // Three layouts of 64 registers per thread: one front end serves them all.
+  const std::vector<std::vector<NamedTransfer>> layouts = {
+      {transfer(layout("d_x32_ld"), "acc_load", false, true),
+       transfer(layout("d_x32_st"), "acc_store", false, true)},
+      {transfer(layout("f_16x256b_ld"), "acc_load", false, true),
+       transfer(layout("f_16x256b_st"), "acc_store", false, true)},
+      {transfer(layout("f_16x256b_ld"), "acc_load", false, true),
+       transfer(layout("d_x32_st"), "acc_store", false, true)}};
+  constexpr int kThreads = 6;
+  struct Seen {
+    const char* cubin = nullptr;
+    CompileReport report;
+    bool ok = false;
+  };
+  std::vector<std::vector<Seen>> seen(kThreads, std::vector<Seen>(layouts.size()));
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();  // start together
+      for (size_t n = 0; n < layouts.size(); ++n) {
+        const size_t i = (n + static_cast<size_t>(t)) % layouts.size();
+        Seen& mine = seen[t][i];
+        auto kernel = compile_kernel(source, layouts[i], {}, &mine.report);
+        mine.ok = kernel.ok();
+        if (kernel.ok()) mine.cubin = kernel->cubin().data();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int kernels_compiled = 0, front_ends_compiled = 0;
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    for (int t = 0; t < kThreads; ++t) {
+      const Seen& mine = seen[t][i];
+      ASSERT_TRUE(mine.ok) << "thread " << t << ", layout " << i;
+      EXPECT_EQ(mine.cubin, seen[0][i].cubin) << "thread " << t << ", layout " << i;
+      if (mine.report.cache != CacheSource::kCompiled) continue;
+      ++kernels_compiled;
+      if (mine.report.front_end_cache == CacheSource::kCompiled) ++front_ends_compiled;
+    }
+    EXPECT_NE(seen[0][i].cubin, seen[0][(i + 1) % layouts.size()].cubin);
+  }
+  EXPECT_EQ(kernels_compiled, 3);
+  EXPECT_EQ(front_ends_compiled, 1);
+}
+
 TEST_F(CompileKernel, MemoryAndDiskHits) {
   const auto transfers = seed_transfers();
   CompileReport report;
