@@ -282,6 +282,18 @@ TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneFrontEnd) {
   }
   EXPECT_EQ(kernels_compiled, 3);
   EXPECT_EQ(front_ends_compiled, 1);
+  // What the threads built concurrently is what one thread builds alone.
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    auto concurrent = compile_kernel(source, layouts[i]);
+    ASSERT_TRUE(concurrent.ok());
+    const std::vector<char> built(concurrent->cubin().begin(), concurrent->cubin().end());
+    ASSERT_TRUE(clear_cache(true).ok());
+    auto alone = compile_kernel(source, layouts[i]);
+    ASSERT_TRUE(alone.ok()) << alone.error().full_text();
+    EXPECT_TRUE(
+        std::equal(built.begin(), built.end(), alone->cubin().begin(), alone->cubin().end()))
+        << "layout " << i;
+  }
 }
 
 TEST_F(CompileKernel, MemoryAndDiskHits) {
