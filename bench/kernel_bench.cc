@@ -12,6 +12,7 @@
 // Cold means uncached: each repetition renames the kernel, so every cache (ours, and the compute
 // cache of the compilers' ptxas) misses; the disk cache is a fresh directory.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -27,6 +29,7 @@
 #include "runtime/support/subprocess.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
+#include "tmem/select.h"
 #include "tmem/specialize.h"
 
 namespace {
@@ -77,6 +80,58 @@ std::string inline_source(const std::string& source,
   const std::string include = "#include <tmemjit/transfers.cuh>";
   out.replace(out.find(include), include.size(), header);
   return out;
+}
+
+// What an autotuner sweeps after its first layout: every form `select` finds for a chunk of
+// Layout D (128x64) and of Layout F (64x128) under each register budget, loads and stores alike.
+// All need 64 registers per thread, so one front end serves them. The first layout's form is
+// left out (compiled before the sweep).
+std::vector<std::vector<tmem::NamedTransfer>> sweep_layouts(
+    const std::vector<tmem::NamedTransfer>& first) {
+  const std::pair<const char*, const char*> tiles[] = {
+      {R"(tmem_datapath_layout("D",128,64))", "tensor((128,64), S[(128,64):(1@tid_in_wg,1)], f32)"},
+      {R"(tmem_datapath_layout("F",64,128))",
+       "tensor((64,128), S[(4,2,8,2,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,32,4,1@tid_in_wg,1)], "
+       "f32)"}};
+  const tmem::Scope scope = tmem::Scope::parse("warpgroup").value();
+  std::vector<std::vector<tmem::NamedTransfer>> out;
+  std::vector<std::string> seen = {first[0].spec.op().to_string()};
+  for (const auto& [tmem_text, regs_text] : tiles) {
+    const tmem::View tmem_view = tmem::View::parse(tmem_text).value();
+    const tmem::View regs_view = tmem::View::parse(regs_text).value();
+    for (int budget : {0, 32, 16, 8, 4}) {
+      tmem::SelectOptions options;
+      options.register_budget = budget;
+      auto ld = tmem::select(tmem::Direction::kLoad, scope, tmem_view, regs_view, options);
+      auto st = tmem::select(tmem::Direction::kStore, scope, tmem_view, regs_view, options);
+      if (!ld.ok() || !st.ok()) continue;
+      const std::string op = ld->spec.op().to_string();
+      if (std::find(seen.begin(), seen.end(), op) != seen.end()) continue;
+      seen.push_back(op);
+      out.push_back({{ld->spec, first[0].options}, {st->spec, first[1].options}});
+    }
+  }
+  return out;
+}
+
+// Milliseconds to compile `layouts` of `source` after its first layout, one after the other or
+// from `threads` threads; a negative value when a compile failed.
+double sweep_ms(const tmem::KernelSource& source, const std::vector<tmem::NamedTransfer>& first,
+                const std::vector<std::vector<tmem::NamedTransfer>>& layouts,
+                const tmem::CompileOptions& options, unsigned threads) {
+  if (!tmem::compile_kernel(source, first, options).ok()) return -1;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i = next++; i < layouts.size(); i = next++)
+      if (!tmem::compile_kernel(source, layouts[i], options).ok()) failed = true;
+  };
+  const auto start = Clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  return failed ? -1 : ms_since(start);
 }
 
 struct Row {
@@ -147,10 +202,16 @@ int main(int argc, char** argv) {
   const std::string cuda_include = std::string(TMEMJIT_BENCH_CUDA_INCLUDE);
   nlohmann::json out = {{"reps", reps}, {"sources", nlohmann::json::array()}};
   const auto tool = tmem::sass::find_disassembler();
+  const auto sweep = sweep_layouts(first_layout);
+  nlohmann::json sweep_forms = nlohmann::json::array();
+  for (const auto& named : sweep) sweep_forms.push_back(named[0].spec.op().to_string());
+  out["sweep_forms"] = sweep_forms;
+  const unsigned pool =
+      std::max(1u, std::min(std::thread::hardware_concurrency(), unsigned(sweep.size())));
 
   for (const auto& source : sources) {
     std::vector<double> first, fresh, memory, disk, nvrtc, nvrtc_new, nvcc, front_end, new_link,
-        new_ptx_compile;
+        new_ptx_compile, sweep_serial, sweep_parallel;
     nlohmann::json sass = nlohmann::json::object();
     tmem::CompileOptions kernel_options;
     kernel_options.extra_options = source.flags;
@@ -210,6 +271,23 @@ int main(int argc, char** argv) {
       disk.push_back(ms_since(start));
       if (!from_disk.ok() || report.cache != tmem::CacheSource::kDisk) return 1;
 
+      // The autotuner's sweep, each time under a fresh name and with the caches emptied (the
+      // layouts' own translation units do not depend on the name): one after the other, then
+      // from a pool of the machine's threads.
+      for (auto [threads, samples] : {std::pair{1u, &sweep_serial}, {pool, &sweep_parallel}}) {
+        (void)tmem::clear_cache(true);
+        const std::string name = "epilogue" + tmem::bench::unique_suffix();
+        const tmem::KernelSource swept{
+            tmem::Language::kCuda, tmem::bench::replace_first(source.text, "epilogue(", name + "("),
+            name, "epilogue.cu"};
+        const double ms = sweep_ms(swept, first_layout, sweep, kernel_options, threads);
+        if (ms < 0) {
+          std::fprintf(stderr, "a layout of the sweep failed to compile\n");
+          return 1;
+        }
+        samples->push_back(ms);
+      }
+
       // The same kernel with the transfers inline, through NVRTC (each layout) and nvcc.
       const std::string whole = inline_source(text, first_layout);
       tmem::CompileOptions options;
@@ -258,6 +336,11 @@ int main(int argc, char** argv) {
                               {"nvrtc_new_layout_ms", median(nvrtc_new)},
                               {"nvcc_ms", median(nvcc)},
                               {"speedup_new_vs_first", median(first) / median(fresh)},
+                              // An autotuner's sweep after the first layout (sweep_layouts).
+                              {"sweep_layouts", sweep.size()},
+                              {"sweep_threads", pool},
+                              {"sweep_serial_ms", median(sweep_serial)},
+                              {"sweep_parallel_ms", median(sweep_parallel)},
                               {"sass", sass}});
   }
   std::error_code ec;

@@ -210,6 +210,25 @@ def kernel_rows(data):
     return rows, sass
 
 
+def kernel_sweep(data):
+    """The autotuner sweep of bench/kernel_bench's JSON as a table, or nothing for older runs."""
+    sources = [s for s in data.get("sources", []) if "sweep_serial_ms" in s]
+    if not sources:
+        return ""
+    forms = ", ".join(f"`{f.replace('tcgen05.ld.sync.aligned.', '').replace('.b32', '')}`"
+                      for f in data.get("sweep_forms", []))
+    md = (f"An autotuner's sweep after the first layout: the {sources[0]['sweep_layouts']} other forms `select` "
+          f"finds for a chunk of Layout D or F under each register budget ({forms}; loads and stores), all "
+          "64 registers per thread, compiled one after the other and from a pool of threads:\n\n"
+          "| source | one after the other (per layout) | from a pool (per layout) | pool's speedup |\n"
+          "|---|---|---|---|\n")
+    for s in sources:
+        n, serial, pool = s["sweep_layouts"], s["sweep_serial_ms"] / 1e3, s["sweep_parallel_ms"] / 1e3
+        md += (f"| {s['source']} | {fmt_time(serial)} ({fmt_time(serial / n)}) | {s['sweep_threads']} threads: "
+               f"{fmt_time(pool)} ({fmt_time(pool / n)}) | {fmt_ratio(serial / pool)} |\n")
+    return md + "\n"
+
+
 def kernel_section(here, h200):
     """compile_kernel against NVRTC and nvcc of the same source (bench/kernel_bench)."""
     if not here and not h200:
@@ -236,6 +255,7 @@ nvJitLink). Target: a new layout at least 5x faster than the first compile of th
         md += f"**{title}**, medians of {data.get('reps', '?')} repetitions (CuTe: at most 3):\n\n" + header + rows + "\n"
         if sass:
             md += "SASS: " + "; ".join(sass) + ".\n\n"
+        md += kernel_sweep(data)
     md += """The speedup is the front end a new layout no longer pays, so it grows with what the source includes:
 with CuTe's headers NVRTC spends its time parsing and the target is met. A new layout still pays the
 optimizer and the PTX compile of the whole kernel (the LTO link and PTX compile in its column, plus the
@@ -250,7 +270,11 @@ unit free. The linked kernel is the inline form's
 would skip the floor, the layout's functions linked as calls into a kernel compiled once, leaves
 `N_coord` unfolded and the registers crossing a call: spliced into one PTX module the epilogue compiled to
 134 `CALL`s and 337 local-memory instructions, and ptxas alone took longer than NVRTC's whole compile
-(docs/specialization.md). A memory hit hashes the source and looks up one table; a disk hit reads one file.
+(docs/specialization.md). The floor bounds one layout's latency, not a sweep's throughput: layouts
+compile independently (NVRTC, nvJitLink and the PTX compiler each run in many threads at once, and one
+front end serves them all), so an autotuner that compiles its candidates from a pool of threads pays the
+floor once per core rather than once per layout (the sweep tables). A memory hit hashes the source and
+looks up one table; a disk hit reads one file.
 
 """
     return md
