@@ -1,5 +1,7 @@
 """device_function and compile_kernel (DESIGN.md §7): the transfer inside the user's own kernel."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 import seed_specs
@@ -72,6 +74,29 @@ def test_compile_kernel_seed_store_in_a_user_kernel():
     again = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue",
                                    {"acc_store": tmemjit.Transfer(seed_specs.layout_b())})
     assert again.cubin == kernel.cubin
+
+
+@needs_specialize
+def test_compile_kernel_from_a_thread_pool_builds_what_one_thread_builds():
+    # An autotuner compiles its candidates from a pool: compile_kernel releases the GIL, and the
+    # threads' kernels are byte for byte those of compiles made one at a time.
+    specs = [factory(store=True) for _, factory in seed_specs.SEEDS]
+    # Every form takes 32-bit words (pack and split have no f32 overload).
+    kernel = (CUDA_KERNEL.replace("float regs[", "uint32_t regs[")
+              .replace("regs[i] = in[threadIdx.x * acc_store_regs + i];",
+                       "regs[i] = __float_as_uint(in[threadIdx.x * acc_store_regs + i]);"))
+    assert "__float_as_uint" in kernel
+
+    def build(spec):
+        return tmemjit.compile_kernel(kernel, "epilogue", {"acc_store": spec}).cubin
+
+    tmemjit.clear_cache(True)
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        together = list(pool.map(build, specs))
+    tmemjit.clear_cache(True)
+    alone = [build(spec) for spec in specs]
+    assert together == alone
+    assert len(set(together)) == len(specs)
 
 
 @needs_specialize
