@@ -1,4 +1,5 @@
 // The SPEC arguments shared by check, plan, ptx, compile and run (DESIGN.md §5).
+#include <filesystem>
 #include <fstream>
 
 #include "tools/cli.h"
@@ -51,7 +52,8 @@ tmem::Result<int> cta_group_from_args(const Args& args) {
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
   if (!args.positional().empty()) {
     const std::string& word = args.positional()[0];
-    const bool file = word.ends_with(".json") || std::ifstream(word).good();
+    std::error_code ec;
+    const bool file = word.ends_with(".json") || std::filesystem::is_regular_file(word, ec);
     return tmem::Error(tmem::ErrorCode::kUsage,
                        "unexpected argument '" + word + "'; " +
                            (file ? "a spec file goes in --spec " + word

@@ -177,9 +177,8 @@ Error entry_expression_error(const KernelSource& source, Error error) {
                             : log.substr(reason + 7, log.find('\n', reason) - reason - 7));
   return Error(ErrorCode::kUsage,
                "compile_kernel: entry '" + source.entry +
-                   "' is not a name expression of a "
-                   "__global__ function in " +
-                   source.path + " (" + why + ")",
+                   "' is not a name expression of a __global__ function in " + source.path + " (" +
+                   why + ")",
                std::vector<ErrorDetail>{
                    {"note",
                     "name the entry as written in the source: a plain or extern \"C\" name, or "
