@@ -67,9 +67,10 @@ std::vector<OptionSpec> spec_options();
 // Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
 // --op auto / auto.ld / auto.st: the selection (tmem/select.h) behind spec_from_args, for
-// --explain.
+// --explain and check's --register-budget.
 std::optional<tmem::Direction> auto_direction(std::string_view op);
-tmem::Result<tmem::Selection> selection_from_args(const Args& args);
+tmem::Result<tmem::Selection> selection_from_args(const Args& args,
+                                                  const tmem::SelectOptions& options = {});
 
 // --cta-group 1|2 of ptx, compile and run: the harness kernels' TMEM lifecycle, one CTA or a CTA
 // pair (tmem::CompileOptions::cta_group); 1 when absent, kUsage for any other value.

@@ -10,8 +10,7 @@
 namespace tmemjit_cli {
 namespace {
 
-// --op auto with --register-budget N: the selection of tmem::select under that budget (the
-// arguments are validated as spec_from_args does for --op auto).
+// --op auto with --register-budget N: the selection of tmem::select under that budget.
 tmem::Result<tmem::Selection> budgeted_selection(const Args& args, const std::string& budget_text) {
   int budget = 0;
   const char* end = budget_text.data() + budget_text.size();
@@ -21,27 +20,7 @@ tmem::Result<tmem::Selection> budgeted_selection(const Args& args, const std::st
                        "--register-budget takes a number of registers per instruction (1..128), "
                        "not '" +
                            budget_text + "'");
-  const std::optional<std::string> op = args.get("--op");
-  const auto direction = op ? auto_direction(*op) : std::nullopt;
-  if (!direction)
-    return tmem::Error(tmem::ErrorCode::kUsage,
-                       "--register-budget needs --op auto (or auto.ld, auto.st)");
-  for (const char* field : {"--scope", "--tmem", "--regs"})
-    if (!args.has(field))
-      return tmem::Error(tmem::ErrorCode::kUsage,
-                         std::string("missing ") + field +
-                             " (--op auto takes --scope and the two tiles as --tmem and --regs)");
-  if (args.has("--tmem2") || args.has("--imm") || args.has("--spec"))
-    return tmem::Error(tmem::ErrorCode::kUsage,
-                       "--register-budget selects among the forms of --op auto; it takes no "
-                       "--tmem2, --imm or --spec");
-  auto scope = tmem::Scope::parse(*args.get("--scope"));
-  if (!scope) return scope.error();
-  auto tmem_view = tmem::View::parse(*args.get("--tmem"));
-  if (!tmem_view) return tmem_view.error();
-  auto regs_view = tmem::View::parse(*args.get("--regs"));
-  if (!regs_view) return regs_view.error();
-  return tmem::select(*direction, *scope, *tmem_view, *regs_view, {.register_budget = budget});
+  return selection_from_args(args, {.register_budget = budget});
 }
 
 int check_or_plan(const std::vector<std::string>& argv, bool full) {

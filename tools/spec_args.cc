@@ -19,26 +19,29 @@ std::optional<tmem::Direction> auto_direction(std::string_view op) {
   return std::nullopt;
 }
 
-tmem::Result<tmem::Selection> selection_from_args(const Args& args) {
+tmem::Result<tmem::Selection> selection_from_args(const Args& args,
+                                                  const tmem::SelectOptions& options) {
   const std::optional<std::string> op = args.get("--op");
   const auto direction = op ? auto_direction(*op) : std::nullopt;
   if (!direction)
-    return tmem::Error(tmem::ErrorCode::kUsage, "--explain needs --op auto (or auto.ld, auto.st)");
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--explain and --register-budget need --op auto (or auto.ld, auto.st)");
   for (const char* field : {"--scope", "--tmem", "--regs"})
     if (!args.has(field))
-      return tmem::Error(tmem::ErrorCode::kUsage, std::string("missing ") + field +
-                                                      " (--op auto takes --scope and "
-                                                      "the two tiles as --tmem and --regs)");
-  if (args.has("--tmem2") || args.has("--imm"))
+      return tmem::Error(tmem::ErrorCode::kUsage,
+                         std::string("missing ") + field +
+                             " (--op auto takes --scope and the two tiles as --tmem and --regs)");
+  if (args.has("--tmem2") || args.has("--imm") || args.has("--spec"))
     return tmem::Error(tmem::ErrorCode::kUsage,
-                       "--op auto does not select 16x32bx2; name the opcode with --tmem2/--imm");
+                       "--op auto selects among the plain forms: it takes no --tmem2, --imm or "
+                       "--spec (name a 16x32bx2 opcode with --tmem2 and --imm)");
   auto scope = tmem::Scope::parse(*args.get("--scope"));
   if (!scope) return scope.error();
   auto tmem_view = tmem::View::parse(*args.get("--tmem"));
   if (!tmem_view) return tmem_view.error();
   auto regs_view = tmem::View::parse(*args.get("--regs"));
   if (!regs_view) return regs_view.error();
-  return tmem::select(*direction, *scope, *tmem_view, *regs_view);
+  return tmem::select(*direction, *scope, *tmem_view, *regs_view, options);
 }
 
 tmem::Result<int> cta_group_from_args(const Args& args) {
