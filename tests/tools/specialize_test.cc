@@ -185,6 +185,9 @@ TEST(CliSpecialize, ErrorsAndExitCodes) {
   CliResult r = run_cli_argv({"specialize", broken, "--transfer", "acc=" + spec});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("broken.cu(4): error"), std::string::npos) << r.err;
+  // The log quotes the line; the user's file is named, not printed back.
+  EXPECT_NE(r.err.find("cuda source: " + broken + " (not repeated)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("#include <tmemjit/transfers.cuh>"), std::string::npos) << r.err;
 
   // An unknown entry lists the entries; a bad name, a repeated one, a missing file: usage.
   const std::string two =
