@@ -186,6 +186,24 @@ Error entry_expression_error(const KernelSource& source, Error error) {
                    {"log", std::string(log)}});
 }
 
+// A call that matches none of a transfer's overloads is most often a missing or extra warp or
+// column argument (DeviceFunctionOptions): say which parameters this transfer was generated with.
+Error with_transfer_call_hints(Error error, const std::vector<kernels::TransferCode>& codes) {
+  const std::string log(error.detail("log"));
+  for (const kernels::TransferCode& code : codes) {
+    const std::string& name = code.options.name;
+    if (log.find("no instance of overloaded function \"" + name + "\"") == std::string::npos)
+      continue;
+    const DeviceFunctionOptions& o = code.options;
+    error.add_detail(
+        "hint", name + " was generated as " + name + "(tmem_base, regs" +
+                    (o.warp_argument ? ", warp" : "") + (o.column_argument ? ", column" : "") +
+                    "): warp_argument and column_argument add those parameters "
+                    "(tmemjit specialize --warp-arg / --column-arg, or the keys in the spec file)");
+  }
+  return error;
+}
+
 // ---- splicing ---------------------------------------------------------------------------------
 
 // Removes every ".extern .func ... SYMBOL(...);" declaration of `symbol` from `ptx`, replacing it
@@ -580,7 +598,9 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     const std::string expression = is_identifier(source.entry) ? "" : source.entry;
     auto fe = lto_compile("tmemjit/kernel-side", source.text, source.path,
                           transfers_header(*prepared, target), expression, context, signatures);
-    if (!fe.ok()) return entry_expression_error(source, std::move(fe).error());
+    if (!fe.ok())
+      return with_transfer_call_hints(entry_expression_error(source, std::move(fe).error()),
+                                      prepared->codes);
     built.front_end_cache = fe->cache;
     built.front_end_ms = fe->ms;
     // The layout's side: the generated functions, one translation unit per set of layouts.

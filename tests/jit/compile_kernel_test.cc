@@ -362,6 +362,17 @@ TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
   EXPECT_NE(kernel.error().message().find("my_epilogue.cu(" + std::to_string(line) + "): error"),
             std::string::npos)
       << kernel.error().full_text();
+
+  // A call with a column argument the transfer was not generated with: the hint says how it was.
+  source = roundtrip_source();
+  source.text.replace(source.text.find("acc_ld(base, back);"), 19, "acc_ld(base, back, 0u);");
+  kernel = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().detail("hint"),
+            "acc_ld was generated as acc_ld(tmem_base, regs): warp_argument and column_argument "
+            "add those parameters (tmemjit specialize --warp-arg / --column-arg, or the keys in "
+            "the spec file)")
+      << kernel.error().full_text();
 }
 
 TEST_F(CompileKernel, UnknownEntryListsTheEntriesFound) {
