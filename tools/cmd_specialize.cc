@@ -95,19 +95,6 @@ tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
                                          "); name one with --entry");
 }
 
-// A compile error's details echo the compiler's input; for a CUDA source that is the user's own
-// file, which they have open: name it instead of printing it back.
-tmem::Error without_source_echo(const tmem::Error& error, const tmem::KernelSource& source) {
-  std::vector<tmem::ErrorDetail> details;
-  for (const tmem::ErrorDetail& detail : error.detail_entries())
-    details.push_back(detail.key == "cuda source" && detail.text == source.text
-                          ? tmem::ErrorDetail{detail.key, source.path + " (not repeated)"}
-                          : detail);
-  tmem::Error out(error.code(), error.message(), std::move(details));
-  out.set_rule(error.rule());
-  return out;
-}
-
 }  // namespace
 
 int cmd_specialize(const std::vector<std::string>& argv) {
@@ -223,8 +210,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
   tmem::CompileReport info;
   auto kernel = tmem::compile_kernel(source, transfers, options, &info);
   if (!kernel)
-    return report(without_source_echo(kernel.error(), source), json,
-                  {{"cache", std::string(tmem::to_string(info.cache))}});
+    return report(kernel.error(), json, {{"cache", std::string(tmem::to_string(info.cache))}});
   const std::string output = args->get("-o").value_or("");
   if (!output.empty()) {
     std::ofstream file(output, std::ios::binary);

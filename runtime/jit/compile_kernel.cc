@@ -204,6 +204,22 @@ Error with_transfer_call_hints(Error error, const std::vector<kernels::TransferC
   return error;
 }
 
+// The front end's error as the caller of compile_kernel should read it: an unresolvable entry
+// named, transfer calls explained, and the user's own file named rather than echoed back as
+// "cuda source" (the log quotes the lines in error).
+Error front_end_error(const KernelSource& source, const std::vector<kernels::TransferCode>& codes,
+                      Error error) {
+  error = with_transfer_call_hints(entry_expression_error(source, std::move(error)), codes);
+  std::vector<ErrorDetail> details;
+  for (const ErrorDetail& detail : error.detail_entries())
+    details.push_back(detail.key == "cuda source" && detail.text == source.text
+                          ? ErrorDetail{detail.key, source.path + " (not repeated)"}
+                          : detail);
+  Error out(error.code(), error.message(), std::move(details));
+  out.set_rule(error.rule());
+  return out;
+}
+
 // ---- splicing ---------------------------------------------------------------------------------
 
 // Removes every ".extern .func ... SYMBOL(...);" declaration of `symbol` from `ptx`, replacing it
@@ -598,9 +614,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     const std::string expression = is_identifier(source.entry) ? "" : source.entry;
     auto fe = lto_compile("tmemjit/kernel-side", source.text, source.path,
                           transfers_header(*prepared, target), expression, context, signatures);
-    if (!fe.ok())
-      return with_transfer_call_hints(entry_expression_error(source, std::move(fe).error()),
-                                      prepared->codes);
+    if (!fe.ok()) return front_end_error(source, prepared->codes, std::move(fe).error());
     built.front_end_cache = fe->cache;
     built.front_end_ms = fe->ms;
     // The layout's side: the generated functions, one translation unit per set of layouts.

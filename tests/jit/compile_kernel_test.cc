@@ -362,6 +362,8 @@ TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
   EXPECT_NE(kernel.error().message().find("my_epilogue.cu(" + std::to_string(line) + "): error"),
             std::string::npos)
       << kernel.error().full_text();
+  // The log quotes the lines in error; the user's own file is named, not echoed back.
+  EXPECT_EQ(kernel.error().detail("cuda source"), "my_epilogue.cu (not repeated)");
 
   // A call with a column argument the transfer was not generated with: the hint says how it was.
   source = roundtrip_source();
