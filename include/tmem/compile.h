@@ -42,7 +42,8 @@ struct CompileOptions {
   int cta_group = 1;
   // When not empty, every compile writes NAME.ptx (or NAME.cu), NAME.cubin, NAME.log and, where a
   // disassembler exists, NAME.sass into this directory (NAME = tmemjit_<hash of the input>).
-  // The input is written before compiling, so a failing compile keeps it too.
+  // The input is written before compiling, so a failing compile keeps it too. The directory is
+  // made when missing; one that cannot be made or written is a kIo error naming keep_dir.
   std::string keep_dir;
   // Passed to the backend unchanged after the options above (e.g. "-maxrregcount=64").
   std::vector<std::string> extra_options;

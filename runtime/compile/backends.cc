@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -83,27 +84,43 @@ class Keeper {
  public:
   Keeper(const CompileOptions& options, const std::string& input, const char* input_suffix) {
     if (options.keep_dir.empty()) return;
+    // Made here like a cache directory: `--keep DIR` on a directory not yet made is the usual
+    // first use, and a bare "cannot write DIR/tmemjit_....ptx" did not say which option was wrong.
+    std::error_code made;
+    std::filesystem::create_directories(options.keep_dir, made);
+    if (made) {
+      error_ = Error(ErrorCode::kIo,
+                     "cannot create keep_dir '" + options.keep_dir + "': " + made.message());
+      stem_ = options.keep_dir;
+      return;
+    }
     const Key128 key = KeyBuilder().str("input", input).str("options", to_string(options)).finish();
     stem_ = options.keep_dir + "/tmemjit_" + key.hex().substr(0, 16);
-    error_ = write_file(stem_ + input_suffix, input);
+    error_ = keep(write_file(stem_ + input_suffix, input));
   }
 
   // Requires: called once, after the compile; `cubin` may be empty (a failed compile).
   Result<bool> finish(const std::string& log, const std::vector<char>& cubin) {
     if (stem_.empty()) return true;
     if (!error_) return std::move(error_);
-    if (auto ok = write_file(stem_ + ".log", log); !ok) return ok;
+    if (auto ok = keep(write_file(stem_ + ".log", log)); !ok) return ok;
     if (cubin.empty()) return true;
-    if (auto ok = write_file(stem_ + ".cubin", cubin); !ok) return ok;
+    if (auto ok = keep(write_file(stem_ + ".cubin", cubin)); !ok) return ok;
     if (auto tool = sass::find_disassembler()) {
       if (auto text = sass::disassemble(*tool, cubin)) {
-        if (auto ok = write_file(stem_ + ".sass", *text); !ok) return ok;
+        if (auto ok = keep(write_file(stem_ + ".sass", *text)); !ok) return ok;
       }
     }
     return true;
   }
 
  private:
+  // Names the option a failed write comes from: the compile itself did not fail.
+  static Result<bool> keep(Result<bool> written) {
+    if (written) return written;
+    return Error(written.error().code(), "keep_dir: " + written.error().message());
+  }
+
   std::string stem_;
   Result<bool> error_ = true;
 };

@@ -16,6 +16,7 @@
 #include "runtime/compile/sass.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/ptx/ir.h"
+#include "runtime/support/subprocess.h"
 
 namespace tmem {
 namespace {
@@ -592,6 +593,29 @@ TEST(Options, KeepDirHoldsPtxCubinLogAndSass) {
   EXPECT_TRUE(files.count(".log"));
   EXPECT_FALSE(files.count(".cubin"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(Options, KeepDirIsMadeWhenMissingAndNamedWhenItCannotBe) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("tmemjit-keep-new-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  CompileOptions options;
+  options.keep_dir = (root / "nested" / "dir").string();
+  auto module = compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), options);
+  ASSERT_TRUE(module.ok()) << module.error().full_text();
+  EXPECT_TRUE(files_in(options.keep_dir).count(".cubin"));
+
+  // A regular file where the directory belongs: the error names the option and the path.
+  const std::string blocker = (root / "file").string();
+  ASSERT_TRUE(write_file(blocker, std::string("x")).ok());
+  options.keep_dir = blocker + "/dir";
+  auto blocked = compile_ptx(ptx_of(testing::seed_roundtrip_kernel()), options);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.error().code(), ErrorCode::kIo);
+  EXPECT_NE(blocked.error().message().find("cannot create keep_dir '" + options.keep_dir + "'"),
+            std::string::npos)
+      << blocked.error().message();
+  std::filesystem::remove_all(root);
 }
 
 TEST(Options, TmemAccessCheckAddsGuardrailCode) {
