@@ -250,12 +250,14 @@ int cmd_specialize(const std::vector<std::string>& argv) {
               << " bytes of cubin";
     if (info.cache != tmem::CacheSource::kCompiled)
       std::cout << " from the cache (" << tmem::to_string(info.cache) << ")";
-    else
-      std::cout << " in " << info.compile_ms << " ms (front end: "
-                << (info.front_end_cache == tmem::CacheSource::kCompiled
-                        ? std::to_string(info.front_end_ms) + " ms"
-                        : "reused, " + std::string(tmem::to_string(info.front_end_cache)))
-                << ")";
+    else {
+      std::cout << " in " << info.compile_ms << " ms (front end: ";
+      if (info.front_end_cache == tmem::CacheSource::kCompiled)
+        std::cout << info.front_end_ms
+                  << " ms)";  // as compile_ms prints, not to_string's 6 decimals
+      else
+        std::cout << "reused, " << tmem::to_string(info.front_end_cache) << ")";
+    }
     std::cout << (output.empty() ? "" : " -> " + output) << "\n";
     for (const auto& t : info.transfers)
       std::cout << "  " << t.name << ": " << t.op << ", " << t.regs_per_thread

@@ -38,21 +38,40 @@ constexpr CommandEntry kCommands[] = {
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
      "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
-     "                 [-I DIR] [-D NAME[=V]]\n"
+     "                 [-I DIR] [-D NAME[=V]] [--keep DIR]\n"
      "                 [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"
      "                 [--no-cache | --cache-dir DIR]"},
 };
 
+void print_footer(std::ostream& os, bool with_spec) {
+  if (with_spec)
+    os << "\nSPEC := --op OPCODE --scope warp:W|warpgroup|cta:NW --tmem VIEW --regs VIEW\n"
+          "        [--tmem2 VIEW --imm N] | --spec FILE.json\n";
+  os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong "
+        "data\n";
+}
+
 int usage(std::ostream& os, int code) {
   os << "usage: tmemjit COMMAND [ARGS]\n\ncommands:\n";
   for (const auto& command : kCommands) os << "  tmemjit " << command.synopsis << "\n";
-  os << "\nSPEC := --op OPCODE --scope warp:W|warpgroup|cta:NW --tmem VIEW --regs VIEW\n"
-        "        [--tmem2 VIEW --imm N] | --spec FILE.json\n";
-  os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong "
-        "data\n";
+  print_footer(os, true);
   return code;
+}
+
+// `tmemjit COMMAND --help`: that command's synopsis, as git and nvcc answer it, rather than an
+// "unknown option" error listing the options without their values.
+int command_usage(const CommandEntry& command) {
+  std::cout << "usage: tmemjit " << command.synopsis << "\n";
+  print_footer(std::cout, command.synopsis.find("SPEC") != std::string_view::npos);
+  return 0;
+}
+
+bool asks_for_help(const std::vector<std::string>& words) {
+  for (const auto& word : words)
+    if (word == "--help" || word == "-h") return true;
+  return false;
 }
 
 }  // namespace
@@ -64,6 +83,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> rest(argv + 2, argv + argc);
   for (const auto& command : kCommands) {
     if (command.name != name) continue;
+    if (asks_for_help(rest)) return command_usage(command);
     try {
       return command.run(rest);
     } catch (const tmem::Error& error) {

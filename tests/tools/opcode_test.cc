@@ -52,6 +52,25 @@ TEST(CliDescribe, UsageErrorsExitTwo) {
   EXPECT_EQ(run_cli().exit_code, 2);
 }
 
+TEST(CliHelp, EveryCommandAnswersHelpWithItsOwnSynopsis) {
+  for (const char* command : {"describe", "image", "check", "plan", "ptx", "compile", "draw",
+                              "layout", "cache", "warmup", "specialize", "run"}) {
+    SCOPED_TRACE(command);
+    for (const char* flag : {"--help", "-h"}) {
+      auto r = run_cli(command, flag);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(r.out.rfind(std::string("usage: tmemjit ") + command + " ", 0), 0u) << r.out;
+      EXPECT_EQ(r.out.find("commands:"), std::string::npos) << "only this command's synopsis";
+    }
+  }
+  // After other words too: the help is what was asked for, not a check of the rest.
+  auto r = run_cli("specialize", "kernel.cu", "--transfer", "acc=x.json", "--help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--keep DIR"), std::string::npos) << r.out;
+  EXPECT_NE(run_cli("check", "--help").out.find("SPEC :="), std::string::npos);
+  EXPECT_EQ(run_cli("layout", "--help").out.find("SPEC :="), std::string::npos);
+}
+
 TEST(CliImage, UnpackListsLanesTimesRegistersTimesHalves) {
   auto r = run_cli("image", "tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32", "--json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
