@@ -128,19 +128,25 @@ void bind_select(nb::module_& m) {
   m.def(
       "select",
       [](const std::string& direction, const std::string& scope, const ViewArg& tmem,
-         const ViewArg& regs) {
+         const ViewArg& regs, int register_budget) {
         const tmem::Direction dir = parse_direction(direction);
         const tmem::Scope parsed_scope = unwrap(tmem::Scope::parse(scope));
         const tmem::View tmem_view = unwrap(to_view(tmem)), regs_view = unwrap(to_view(regs));
-        return without_gil([&] { return tmem::select(dir, parsed_scope, tmem_view, regs_view); });
+        tmem::SelectOptions options;
+        options.register_budget = register_budget;
+        return without_gil(
+            [&] { return tmem::select(dir, parsed_scope, tmem_view, regs_view, options); });
       },
-      "direction"_a, "scope"_a, "tmem"_a, "regs"_a,
+      "direction"_a, "scope"_a, "tmem"_a, "regs"_a, nb::kw_only(), "register_budget"_a = 0,
       "Picks the tcgen05 form and operand views for two equal logical tiles (`--op auto`): the "
       "legal\n"
       "form with the fewest instructions per warp, then the fewest registers. direction is \"st\" "
       "or\n"
-      "\"ld\"; tmem and regs are view text or View objects without group or repeat axes. Raises\n"
-      "Error (\"rule\") when no form fits; its details list why each failed.");
+      "\"ld\"; tmem and regs are view text or View objects without group or repeat axes.\n"
+      "register_budget: the most registers one instruction may take (0: none), so a load fits\n"
+      "beside the rest of a kernel: the tile moves in more repeats of a smaller .num. Raises\n"
+      "Error (\"rule\") when no form fits; its details list why each failed; \"usage\" for a\n"
+      "budget outside 0..128.");
 }
 
 }  // namespace

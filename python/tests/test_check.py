@@ -66,6 +66,23 @@ def test_select_takes_views_and_load():
     assert selection.spec.opcode.direction == "ld"
 
 
+def test_select_takes_a_register_budget_per_call():
+    # Triton sizes each TMEM message from its partition's register limit: under a budget of 32 the
+    # same tile moves in twice as many 32x32b.x32 instructions, as many registers per thread.
+    tile = ('tmem_datapath_layout("B",64,128)',
+            "tensor((64,128), S[(64,2,64):(1@tid_in_wg,64@tid_in_wg,1)], f32)")
+    widest = tmemjit.select("st", "warpgroup", *tile)
+    budgeted = tmemjit.select("st", "warpgroup", *tile, register_budget=32)
+    assert budgeted.spec.op == "tcgen05.st.sync.aligned.32x32b.x32.b32"
+    assert budgeted.plan.instructions_per_warp == 2 * widest.plan.instructions_per_warp
+    assert budgeted.plan.regs_per_thread == widest.plan.regs_per_thread
+    assert tmemjit.select("st", "warpgroup", *tile, register_budget=0).spec == widest.spec
+    for bad in (-1, 129):
+        with pytest.raises(tmemjit.Error) as error:
+            tmemjit.select("st", "warpgroup", *tile, register_budget=bad)
+        assert error.value.code == "usage" and "128" in error.value.message
+
+
 def test_select_without_a_fit_explains_each_candidate():
     with pytest.raises(tmemjit.Error) as error:
         tmemjit.select("st", "warpgroup", 'tmem_datapath_layout("B",64,128)',
