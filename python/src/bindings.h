@@ -6,11 +6,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 
+#include "tmem/compile.h"
+#include "tmem/kernel.h"
 #include "tmem/result.h"
 #include "tmem/view.h"
 
@@ -49,6 +52,16 @@ using ViewArg = std::variant<std::string, tmem::View>;
 tmem::Result<tmem::View> to_view(const ViewArg& view);
 // The text of a view argument, as TransferSpec::from_fields takes it.
 std::string view_text(const ViewArg& view);
+
+// tmemjit.Kernel: a compiled kernel and the report of the call that returned it. One compiled
+// kernel (a shared handle) is handed to many calls, each with its own report, so the report lives
+// beside the handle rather than in it.
+struct PyKernel {
+  tmem::Kernel kernel;
+  // Held by pointer: inline, the report made the Python object too big for pymalloc and doubled
+  // the cost of a compile_transfer memory hit from Python.
+  std::shared_ptr<const tmem::CompileReport> report;  // null from compile_transfer
+};
 
 // Raises tmemjit.Error for an ErrorCode (for checks done in the bindings themselves).
 [[noreturn]] void raise(tmem::ErrorCode code, std::string message);

@@ -2,6 +2,7 @@
 // maintenance (DESIGN.md §4, §8).
 #include "tmem/jit.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
@@ -34,33 +35,99 @@ tmem::CompileOptions compile_options(const std::string& target, const std::strin
 
 namespace {
 
+void bind_report(nb::module_& m) {
+  nb::class_<tmem::CompileReport>(
+      m, "CompileReport",
+      "How a compile_kernel call got its kernel (Kernel.report): the cache tier that answered,\n"
+      "the times of a compile this call ran, the front end's reuse, the compiler's log, the\n"
+      "warnings and each transfer's plan.")
+      .def_prop_ro(
+          "cache",
+          [](const tmem::CompileReport& r) { return std::string(tmem::to_string(r.cache)); },
+          "\"miss\" (this call compiled), \"memory\", \"disk\" or \"remote\"")
+      .def_ro("cache_enabled", &tmem::CompileReport::cache_enabled)
+      .def_prop_ro(
+          "backend",
+          [](const tmem::CompileReport& r) { return std::string(tmem::to_string(r.backend)); },
+          "the resolved backend of the final compile")
+      .def_ro("compile_ms", &tmem::CompileReport::compile_ms, "0 on a hit")
+      .def_ro("key", &tmem::CompileReport::key, "the cache key, 32 hex digits")
+      .def_ro("log", &tmem::CompileReport::log)
+      .def_ro("warnings", &tmem::CompileReport::warnings,
+              "e.g. a transfer the source never calls (also printed once per key on stderr)")
+      .def_prop_ro(
+          "front_end",
+          [](const tmem::CompileReport& r) {
+            return std::string(tmem::to_string(r.front_end_cache));
+          },
+          "where the source's front end came from (\"miss\": this call ran NVRTC)")
+      .def_ro("front_end_ms", &tmem::CompileReport::front_end_ms)
+      .def_ro("link_ms", &tmem::CompileReport::link_ms)
+      .def_ro("ptx_compile_ms", &tmem::CompileReport::ptx_compile_ms)
+      .def_ro("entry", &tmem::CompileReport::entry, "the entry's name in the cubin")
+      .def_prop_ro(
+          "transfers",
+          [](const tmem::CompileReport& r) {
+            nb::list list;
+            for (const auto& t : r.transfers) {
+              nb::dict d;  // the keys of `tmemjit specialize --json`'s transfers
+              d["name"] = t.name;
+              d["op"] = t.op;
+              d["regs_per_thread"] = t.regs_per_thread;
+              d["instructions_per_warp"] = t.instructions_per_warp;
+              d["alloc_columns"] = t.alloc_columns;
+              list.append(d);
+            }
+            return list;
+          },
+          nb::for_getter(nb::sig("def transfers(self) -> list[dict[str, str | int]]")),
+          "each transfer's name, op, regs_per_thread, instructions_per_warp and alloc_columns")
+      .def("__repr__", [](const tmem::CompileReport& r) {
+        std::string text = "<tmemjit.CompileReport " + std::string(tmem::to_string(r.cache));
+        if (r.cache == tmem::CacheSource::kCompiled)
+          text += ", " + std::to_string(static_cast<long long>(r.compile_ms + 0.5)) + " ms";
+        return text + ", " + std::to_string(r.warnings.size()) + " warnings>";
+      });
+}
+
 void bind_kernel(nb::module_& m) {
-  nb::class_<tmem::Kernel>(
+  nb::class_<PyKernel>(
       m, "Kernel",
       "A compiled kernel: the cubin (bytes), the PTX it came from and its entry point.\n"
       "Load the cubin with cuda.core (docs/python.md) or load() it into this process.")
-      .def_prop_ro("name", &tmem::Kernel::name, "the entry point")
-      .def_prop_ro("target",
-                   [](const tmem::Kernel& k) { return std::string(tmem::to_string(k.target())); })
+      .def_prop_ro(
+          "name", [](const PyKernel& k) { return k.kernel.name(); }, "the entry point")
+      .def_prop_ro(
+          "target",
+          [](const PyKernel& k) { return std::string(tmem::to_string(k.kernel.target())); })
       .def_prop_ro(
           "cubin",
-          [](const tmem::Kernel& k) {
-            const std::span<const char> cubin = k.cubin();
+          [](const PyKernel& k) {
+            const std::span<const char> cubin = k.kernel.cubin();
             return nb::bytes(cubin.data(), cubin.size());
           },
           "the ELF image, as bytes")
       .def_prop_ro(
-          "ptx", [](const tmem::Kernel& k) { return std::string(k.ptx()); },
+          "ptx", [](const PyKernel& k) { return std::string(k.kernel.ptx()); },
           "the PTX input (the CUDA C++ source for NVRTC-compiled kernels)")
-      .def_prop_ro("loaded", &tmem::Kernel::loaded)
+      .def_prop_ro("loaded", [](const PyKernel& k) { return k.kernel.loaded(); })
+      .def_prop_ro(
+          "report",
+          [](const PyKernel& k) -> std::optional<tmem::CompileReport> {
+            if (k.report == nullptr) return std::nullopt;
+            return *k.report;
+          },
+          "the CompileReport of the compile_kernel call that returned this object (None from "
+          "compile_transfer)")
       .def(
-          "load", [](const tmem::Kernel& k) { without_gil([&] { return k.load(); }); },
+          "load", [](const PyKernel& k) { without_gil([&] { return k.kernel.load(); }); },
           "Loads the module into this process's CUDA driver now; Error \"driver\" without one, "
           "\"target\"\n"
           "where the current device cannot run the target.")
-      .def("__repr__", [](const tmem::Kernel& k) {
-        return "<tmemjit.Kernel " + k.name() + " " + std::string(tmem::to_string(k.target())) +
-               ", " + std::to_string(k.cubin().size()) + "-byte cubin>";
+      .def("__repr__", [](const PyKernel& k) {
+        return "<tmemjit.Kernel " + k.kernel.name() + " " +
+               std::string(tmem::to_string(k.kernel.target())) + ", " +
+               std::to_string(k.kernel.cubin().size()) + "-byte cubin>";
       });
 }
 
@@ -87,6 +154,7 @@ nb::dict stats_dict() {
 }  // namespace
 
 void bind_jit(nb::module_& m) {
+  bind_report(m);
   bind_kernel(m);
 
   m.def(
@@ -99,7 +167,11 @@ void bind_jit(nb::module_& m) {
         tmem::CompileOptions options = compile_options(target, backend, opt_level, line_info,
                                                        tmem_access_check, keep_dir, extra_options);
         options.cta_group = cta_group;
-        return without_gil([&] { return tmem::compile_transfer(spec, options, kernel_kind); });
+        // No report: filling one on a memory hit (the key, the log) tripled the hit's cost from
+        // Python; cache_stats() counts the tiers instead.
+        return PyKernel{.kernel = without_gil(
+                            [&] { return tmem::compile_transfer(spec, options, kernel_kind); }),
+                        .report = nullptr};
       },
       "spec"_a, nb::kw_only(), "kind"_a = "roundtrip", "target"_a = "sm_100a", "backend"_a = "auto",
       "opt_level"_a = 3, "line_info"_a = false, "tmem_access_check"_a = false, "keep_dir"_a = "",

@@ -96,12 +96,13 @@ void bind_specialize(nb::module_& m) {
       [](const std::string& source, const std::string& entry,
          const std::vector<TransferTuple>& transfers, const std::string& language,
          const std::string& target, const std::string& backend, int opt_level, bool line_info,
-         const std::string& keep_dir, const std::vector<std::string>& extra_options,
-         int cta_group) {
+         const std::string& keep_dir, const std::vector<std::string>& extra_options, int cta_group,
+         const std::string& path) {
         tmem::KernelSource kernel_source;
         kernel_source.language = parse_language(language);
         kernel_source.text = source;
         kernel_source.entry = entry;
+        kernel_source.path = path;
         std::vector<tmem::NamedTransfer> named;
         for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
           named.push_back({spec, function_options(name, kernel_source.language, wait, warp_argument,
@@ -109,10 +110,13 @@ void bind_specialize(nb::module_& m) {
         tmem::CompileOptions options =
             compile_options(target, backend, opt_level, line_info, false, keep_dir, extra_options);
         options.cta_group = cta_group;
-        return without_gil([&] { return tmem::compile_kernel(kernel_source, named, options); });
+        auto report = std::make_shared<tmem::CompileReport>();
+        tmem::Kernel kernel = without_gil(
+            [&] { return tmem::compile_kernel(kernel_source, named, options, report.get()); });
+        return PyKernel{.kernel = std::move(kernel), .report = std::move(report)};
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
-      "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a,
+      "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a,
       "tmemjit.compile_kernel's C++ half; call that instead.");
   m.attr("_have_specialize") = true;
 }

@@ -27,6 +27,8 @@ def test_blocks_without_a_gpu(capsys):
     run_blocks([(i, b) for i, b in enumerate(BLOCKS) if not needs_gpu(b)])
     output = capsys.readouterr().out
     assert "PASS" in output and "best: tcgen05.ld.sync.aligned.32x32b.x128.b32" in output
+    # "Your own kernel": the second form for the tile reuses the first one's front end.
+    assert "32x32b.x32.b32 miss front end: memory 128" in output
 
 
 def test_every_block_on_a_blackwell_gpu():

@@ -109,6 +109,69 @@ def test_compile_kernel_reports_the_compiler():
 
 
 @needs_specialize
+def test_compile_kernel_names_the_users_file_in_the_compilers_messages():
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_kernel(CUDA_KERNEL.replace("acc_store(", "acc_stor("), "epilogue",
+                               {"acc_store": seed_specs.layout_b()}, path="kernels/epilogue.cu")
+    assert "kernels/epilogue.cu(" in error.value.details
+    assert "kernel.cu(" not in error.value.details
+    with pytest.raises(TypeError):
+        tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", {"acc_store": seed_specs.layout_b()},
+                               path=3)
+
+
+@needs_specialize
+def test_compile_kernel_report_says_where_the_kernel_came_from():
+    # An autotuner's bookkeeping: which call compiled, what the front end cost and what was reused.
+    # Renamed per run so no earlier test's cache entry answers.
+    source = CUDA_KERNEL.replace("epilogue", "report_probe")
+    tile = ('tmem_datapath_layout("B",64,128)',
+            "tensor((64,128), S[(64,2,64):(1@tid_in_wg,64@tid_in_wg,1)], f32)")
+    widest = tmemjit.select("st", "warpgroup", *tile).spec
+    tmemjit.clear_cache(True)
+    first = tmemjit.compile_kernel(source, "report_probe", {"acc_store": widest})
+    report = first.report
+    assert isinstance(report, tmemjit.CompileReport)
+    assert report.cache == "miss" and report.front_end == "miss"
+    assert report.compile_ms > 0 and report.front_end_ms > 0 and report.ptx_compile_ms > 0
+    assert report.entry == "report_probe" and len(report.key) == 32 and report.warnings == []
+    plan = tmemjit.check(widest)
+    assert report.transfers == [{"name": "acc_store", "op": plan.op,
+                                 "regs_per_thread": plan.regs_per_thread,
+                                 "instructions_per_warp": plan.instructions_per_warp,
+                                 "alloc_columns": plan.alloc_columns}]
+
+    hit = tmemjit.compile_kernel(source, "report_probe", {"acc_store": widest})
+    assert hit.report.cache == "memory" and hit.report.compile_ms == 0
+    assert hit.report.key == report.key and hit.cubin == first.cubin
+    assert first.report.cache == "miss", "each call's object keeps its own report"
+
+    # Another form for the same tile, as many registers per thread: the front end is reused.
+    narrow = tmemjit.select("st", "warpgroup", *tile, register_budget=32).spec
+    assert tmemjit.check(narrow).regs_per_thread == plan.regs_per_thread
+    assert narrow.op != widest.op and ".x32." in narrow.op
+    fresh = tmemjit.compile_kernel(source, "report_probe", {"acc_store": narrow}).report
+    assert fresh.cache == "miss" and fresh.front_end == "memory" and fresh.front_end_ms == 0
+    assert fresh.key != report.key
+    assert "miss" in repr(fresh) and "warnings" in repr(fresh)
+
+
+@needs_specialize
+def test_compile_kernel_report_holds_the_warnings():
+    source = CUDA_KERNEL.replace("epilogue", "warning_probe")
+    kernel = tmemjit.compile_kernel(source, "warning_probe",
+                                    {"acc_store": seed_specs.layout_b(),
+                                     "acc_unused": seed_specs.layout_b(store=False)},
+                                    path="probe.cu")
+    assert kernel.report.warnings == ["transfer 'acc_unused' is never called by probe.cu"]
+
+
+def test_compile_transfer_leaves_the_report_to_cache_stats():
+    # Its memory hit must stay under a microsecond from Python (python/bench/cache_hit_bench.py).
+    assert tmemjit.compile_transfer(seed_specs.layout_b(), kind="store").report is None
+
+
+@needs_specialize
 def test_cta_pair_lifecycle_helpers():
     fn = tmemjit.device_function(seed_specs.layout_b(), name="acc_st", cta_group=2)
     assert "cluster_sync" in fn.source and ".cta_group::2" in fn.source

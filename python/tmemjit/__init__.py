@@ -17,6 +17,7 @@ Every failure of the library raises tmemjit.Error with .code, .message and .deta
 from ._tmemjit import (
     Candidate,
     CheckResult,
+    CompileReport,
     Error,
     Kernel,
     Opcode,
@@ -43,6 +44,7 @@ from ._specialize import Transfer, compile_kernel, device_function
 __all__ = [
     "Candidate",
     "CheckResult",
+    "CompileReport",
     "Error",
     "Kernel",
     "Opcode",

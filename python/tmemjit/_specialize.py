@@ -61,15 +61,19 @@ def compile_kernel(source: str, entry: str,
                    transfers: Mapping[str, Union[TransferSpec, Transfer]], *,
                    language: str = "cuda", target: str = "sm_100a", backend: str = "auto",
                    opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
-                   extra_options: Iterable[str] = (), cta_group: int = 1) -> Kernel:
+                   extra_options: Iterable[str] = (), cta_group: int = 1,
+                   path: str = "") -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (DESIGN.md §7).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
     options. A CUDA source includes <tmemjit/transfers.cuh>, generated for these transfers; a PTX
     source calls them as .func. target "sm_90" builds the emulated form for a Hopper GPU. The
     result is cached in memory and on disk like compile_transfer. cta_group=2 gives the lifecycle
-    helpers of a CTA pair (launch the kernel as clusters of 2 CTAs). Raises Error: a transfer's
-    rule error, or "toolchain" with the compiler log.
+    helpers of a CTA pair (launch the kernel as clusters of 2 CTAs). `path` is the file name the
+    compiler's messages give the source (default "kernel.cu" or "kernel.ptx"). The returned
+    Kernel's `report` says where it came from (a cache tier or this call's compile, with the
+    front end's reuse and times), its warnings and each transfer's plan. Raises Error: a
+    transfer's rule error, or "toolchain" with the compiler log.
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
@@ -78,6 +82,8 @@ def compile_kernel(source: str, entry: str,
     if not isinstance(transfers, Mapping):
         raise TypeError(f"transfers must be a mapping of names to TransferSpec or Transfer, "
                         f"not {type(transfers).__name__}")
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a str, not {type(path).__name__}")
     if isinstance(extra_options, str):
         raise TypeError("extra_options must be a sequence of str, not a str")
     rows = []
@@ -93,4 +99,4 @@ def compile_kernel(source: str, entry: str,
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
-                                    line_info, keep_dir, list(extra_options), cta_group)
+                                    line_info, keep_dir, list(extra_options), cta_group, path)
