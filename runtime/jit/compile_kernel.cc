@@ -204,12 +204,50 @@ Error with_transfer_call_hints(Error error, const std::vector<kernels::TransferC
   return error;
 }
 
+// An identifier the front end cannot find that looks like a transfer's symbol (NAME_regs,
+// NAME_coord, ...) for a NAME the call did not give is a transfer left out or misspelt: say which
+// names the call has. Only suffixed symbols count: an undefined bare name could be anything.
+Error with_missing_transfer_hints(Error error, const std::vector<kernels::TransferCode>& codes) {
+  const std::string log(error.detail("log"));
+  const std::vector<std::string> suffixes = kernels::transfer_symbols("");
+  std::set<std::string> given;
+  for (const kernels::TransferCode& code : codes) given.insert(code.options.name);
+  std::set<std::string> missing;  // ordered: the hint reads the same every time
+  static constexpr std::string_view kUndefined = "error: identifier \"";
+  for (size_t at = log.find(kUndefined); at != std::string::npos;
+       at = log.find(kUndefined, at + 1)) {
+    const size_t begin = at + kUndefined.size();
+    const size_t end = log.find('"', begin);
+    if (end == std::string::npos) break;
+    static constexpr std::string_view kIsUndefined = "\" is undefined";
+    if (log.compare(end, kIsUndefined.size(), kIsUndefined) != 0) continue;
+    const std::string_view symbol = std::string_view(log).substr(begin, end - begin);
+    for (const std::string& suffix : suffixes) {
+      if (suffix.empty() || symbol.size() <= suffix.size() || !symbol.ends_with(suffix)) continue;
+      const std::string name(symbol.substr(0, symbol.size() - suffix.size()));
+      if (!given.contains(name)) missing.insert(name);
+    }
+  }
+  if (missing.empty()) return error;
+  std::string names, has;
+  for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
+  for (const std::string& name : given) has += (has.empty() ? "" : ", ") + name;
+  error.add_detail("hint", "the source uses transfers this call does not give (" + names +
+                               "; it gives " + (has.empty() ? "none" : has) +
+                               "): each transfer NAME defines NAME, NAME_regs, NAME_is_load, "
+                               "NAME_wait and NAME_coord; give each one a spec "
+                               "(tmemjit specialize --transfer " +
+                               *missing.begin() + "=SPEC.json)");
+  return error;
+}
+
 // The front end's error as the caller of compile_kernel should read it: an unresolvable entry
 // named, transfer calls explained, and the user's own file named rather than echoed back as
 // "cuda source" (the log quotes the lines in error).
 Error front_end_error(const KernelSource& source, const std::vector<kernels::TransferCode>& codes,
                       Error error) {
-  error = with_transfer_call_hints(entry_expression_error(source, std::move(error)), codes);
+  error = with_missing_transfer_hints(
+      with_transfer_call_hints(entry_expression_error(source, std::move(error)), codes), codes);
   std::vector<ErrorDetail> details;
   for (const ErrorDetail& detail : error.detail_entries())
     details.push_back(detail.key == "cuda source" && detail.text == source.text

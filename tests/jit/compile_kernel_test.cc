@@ -377,6 +377,32 @@ TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
       << kernel.error().full_text();
 }
 
+TEST_F(CompileKernel, ATransferTheSourceUsesButTheCallLeavesOutIsNamed) {
+  // Misspelt: the source's acc_ld_regs, acc_ld_coord, ... belong to a transfer the call lacks.
+  auto transfers = seed_transfers();
+  transfers[1].options.name = "acc_load";
+  auto kernel = compile_kernel(roundtrip_source(), transfers);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.error().detail("hint"),
+            "the source uses transfers this call does not give (acc_ld; it gives acc_load, "
+            "acc_st): each transfer NAME defines NAME, NAME_regs, NAME_is_load, NAME_wait and "
+            "NAME_coord; give each one a spec (tmemjit specialize --transfer acc_ld=SPEC.json)")
+      << kernel.error().full_text();
+  // None given: both named, in order.
+  kernel = compile_kernel(roundtrip_source(), std::vector<NamedTransfer>{});
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().detail("hint").find("(acc_ld, acc_st; it gives none)"),
+            std::string_view::npos)
+      << kernel.error().full_text();
+  // An undefined name of the user's own is no transfer: no hint.
+  KernelSource source = roundtrip_source();
+  source.text.replace(source.text.find("  acc_st(base, regs);"), 21,
+                      "  acc_st(base, regs); oops();");
+  kernel = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_FALSE(kernel.error().has_detail("hint")) << kernel.error().full_text();
+}
+
 TEST_F(CompileKernel, UnknownEntryListsTheEntriesFound) {
   KernelSource source = roundtrip_source();
   source.text += "\n__global__ void second(int* x) { *x = 1; }\n";
