@@ -1,6 +1,7 @@
 // Kernel: a compiled transfer kernel (cubin + PTX) that loads lazily and launches on any GPU.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,6 +32,13 @@ struct LaunchConfig {
   unsigned cluster_ctas = 1;
 };
 
+// One kernel argument by value: `size` bytes at `data`, as the kernel's parameter holds it (a
+// pointer parameter takes the 8 bytes of the device address, not the memory it points to).
+struct KernelArg {
+  const void* data = nullptr;
+  size_t size = 0;
+};
+
 // A handle to a compiled kernel. Copies share one module: it is loaded into the process on the
 // first load() or launch() (cuLibraryLoadData, context-independent) and launches on the context
 // current at each call (the primary context of device 0 when none is current), so one Kernel
@@ -57,6 +65,14 @@ class Kernel {
   // An emulated kernel (emulated()) first binds emulated TMEM for config.grid: one region per CTA,
   // its status words cleared and its cells filled with garbage, as real TMEM after alloc.
   Status launch(const LaunchConfig& config, void** args) const;
+  // The same, with each argument's size checked against the kernel's parameters (count and bytes,
+  // from the driver's cuKernelGetParamInfo) before anything runs: kUsage names the first
+  // mismatch, where the unchecked form would read past or short of what the kernel expects. For
+  // bindings and callers whose argument types come from elsewhere (Python's Kernel.launch).
+  Status launch(const LaunchConfig& config, std::span<const KernelArg> args) const;
+  // The size in bytes of each parameter, in order (loads the module). kDriver where the driver
+  // is older than CUDA 12.4 (no cuKernelGetParamInfo).
+  Result<std::vector<size_t>> parameter_sizes() const;
 
   // Code compiled elsewhere (nvcc, a previous run): `cubin` (also a fatbin or PTX the driver
   // accepts) is copied; `entry` is the kernel's name in it as the driver knows it (the lowered

@@ -436,6 +436,30 @@ Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned share
   return std::monostate{};
 }
 
+Result<std::vector<size_t>> kernel_parameter_sizes(void* kernel) {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  Driver& driver = **opened;
+  // Looked up per call, like cuLaunchKernelEx: only checked launches need it.
+  using GetParamInfo = CUresult (*)(CUkernel, size_t, size_t*, size_t*);
+  const auto get_param_info =
+      reinterpret_cast<GetParamInfo>(::dlsym(driver.handle, "cuKernelGetParamInfo"));
+  if (get_param_info == nullptr)
+    return Error(ErrorCode::kDriver,
+                 "CUDA driver too old: libcuda.so.1 has no cuKernelGetParamInfo (checking a "
+                 "launch's arguments needs a CUDA 12.4 or newer driver)");
+  std::vector<size_t> sizes;
+  // A kernel's parameters fit in 32764 bytes (CUDA 12.1), so at most that many of them.
+  for (size_t index = 0; index <= 32764; ++index) {
+    size_t offset = 0, size = 0;
+    const CUresult result = get_param_info(static_cast<CUkernel>(kernel), index, &offset, &size);
+    if (result == CUDA_ERROR_INVALID_VALUE) return sizes;  // past the last parameter
+    if (result != CUDA_SUCCESS) return call_error(driver.api, "cuKernelGetParamInfo", result);
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
 Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned cluster_x,
                       unsigned shared_bytes, void* stream, void** args) {
   Result<Driver*> opened = usable();

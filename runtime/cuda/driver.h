@@ -82,6 +82,11 @@ Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned share
 Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned cluster_x,
                       unsigned shared_bytes, void* stream, void** args);
 
+// The size in bytes of each parameter of a CUkernel (from LoadedLibrary::kernel), in order:
+// cuKernelGetParamInfo (CUDA 12.4) for index 0, 1, ... until the driver says the index is past
+// the last. kDriver where the driver lacks it.
+Result<std::vector<size_t>> kernel_parameter_sizes(void* kernel);
+
 Status synchronize();  // cuCtxSynchronize on the current context
 Status synchronize_stream(void* stream);
 

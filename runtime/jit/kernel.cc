@@ -200,6 +200,39 @@ Status Kernel::launch(const LaunchConfig& config, void** args) const {
                         config.stream, args);
 }
 
+Result<std::vector<size_t>> Kernel::parameter_sizes() const {
+  if (!impl_) return Error(ErrorCode::kUsage, "parameter_sizes of an empty kernel handle");
+  Result<void*> handle = impl_->kernel();
+  if (!handle.ok()) return std::move(handle).error();
+  return driver::kernel_parameter_sizes(*handle);
+}
+
+Status Kernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) const {
+  if (!impl_) return Error(ErrorCode::kUsage, "launch of an empty kernel handle");
+  Result<std::vector<size_t>> sizes = parameter_sizes();
+  if (!sizes.ok()) return std::move(sizes).error();
+  if (args.size() != sizes->size())
+    return Error(ErrorCode::kUsage, "launch of " + name() + " with " + std::to_string(args.size()) +
+                                        (args.size() == 1 ? " argument" : " arguments") +
+                                        "; the kernel takes " + std::to_string(sizes->size()));
+  std::vector<void*> pointers;
+  pointers.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].data == nullptr)
+      return Error(ErrorCode::kUsage, "launch of " + name() + ": argument " + std::to_string(i) +
+                                          " has no data (KernelArg::data is null)");
+    if (args[i].size != (*sizes)[i])
+      return Error(ErrorCode::kUsage, "launch of " + name() + ": argument " + std::to_string(i) +
+                                          " is " + std::to_string(args[i].size) +
+                                          " bytes; the kernel's parameter " + std::to_string(i) +
+                                          " is " + std::to_string((*sizes)[i]) +
+                                          " (a pointer or 64-bit integer is 8, a float or int 4)");
+    // cuLaunchKernel reads each value through a non-const pointer but never writes it.
+    pointers.push_back(const_cast<void*>(args[i].data));
+  }
+  return launch(config, pointers.data());
+}
+
 Result<std::vector<std::string>> Kernel::emulation_check() const {
   if (!impl_) return Error(ErrorCode::kUsage, "emulation_check of an empty kernel handle");
   return impl_->emulation_check();

@@ -274,6 +274,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
   return CUDA_SUCCESS;
 }
 
+// Every fake kernel takes (int value, const void* pointer): 4 and 8 bytes at offsets 0 and 8.
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
+  if (kernel == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (index > 1) return CUDA_ERROR_INVALID_VALUE;
+  *offset = index == 0 ? 0 : 8;
+  *size = index == 0 ? 4 : 8;
+  return CUDA_SUCCESS;
+}
+
 // A cluster launch (CUDA 12.0): the launch above plus the cluster dimension attribute.
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function, void** params,
                           void** extra) {

@@ -160,6 +160,44 @@ TEST_F(FakeDriver, KernelLoadsAndLaunchesOnSeveralDevices) {
   EXPECT_EQ(refused.error().code(), ErrorCode::kTarget);
 }
 
+// Kernel::launch with KernelArgs: the count and each size are checked against the driver's
+// parameter info (the fake's kernels take an int and a pointer) before the launch.
+TEST_F(FakeDriver, CheckedLaunchComparesArgumentsWithTheParameters) {
+  const Kernel kernel = make_kernel("k", Target::kSm100f, fake_cubin("k"));
+  make_current(1);
+  auto sizes = kernel.parameter_sizes();
+  ASSERT_TRUE(sizes.ok()) << sizes.error().full_text();
+  EXPECT_EQ(*sizes, (std::vector<size_t>{4, 8}));
+  LaunchConfig config;
+  config.block = {32, 1, 1};
+  int value = 11;
+  const uint64_t address = 0x1000;
+  const KernelArg matching[] = {{&value, 4}, {&address, 8}};
+  ASSERT_TRUE(kernel.launch(config, std::span<const KernelArg>(matching)).ok());
+  EXPECT_EQ(fake().last_launch()->first_arg, 11);
+
+  value = 12;
+  const double as_double = 12;
+  const KernelArg wrong_size[] = {{&as_double, 8}, {&address, 8}};
+  Status refused = kernel.launch(config, std::span<const KernelArg>(wrong_size));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(refused.error().message(),
+            "launch of k: argument 0 is 8 bytes; the kernel's parameter 0 is 4 (a pointer or "
+            "64-bit integer is 8, a float or int 4)");
+  EXPECT_EQ(fake().last_launch()->first_arg, 11) << "refused before the driver launched";
+  const KernelArg one[] = {{&value, 4}};
+  refused = kernel.launch(config, std::span<const KernelArg>(one));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(), "launch of k with 1 argument; the kernel takes 2");
+  const KernelArg missing_data[] = {{nullptr, 4}, {&address, 8}};
+  refused = kernel.launch(config, std::span<const KernelArg>(missing_data));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "launch of k: argument 0 has no data (KernelArg::data is null)");
+  EXPECT_FALSE(Kernel().launch(config, std::span<const KernelArg>(matching)).ok());
+}
+
 // LaunchConfig::cluster_ctas (a cta_group::2 pair): cuLaunchKernelEx with the cluster dimension.
 TEST_F(FakeDriver, ClusterLaunchPassesTheClusterDimension) {
   const Kernel kernel = make_kernel("k", Target::kSm100f, fake_cubin("k"));

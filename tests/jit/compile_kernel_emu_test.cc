@@ -153,7 +153,7 @@ class CompileKernelEmu : public ::testing::Test {
     return compile_kernel(source, transfers, options);
   }
 
-  ProbeRun run(const Kernel& kernel, int mode) {
+  ProbeRun run(const Kernel& kernel, int mode, bool checked = false) {
     ProbeRun result;
     constexpr size_t kElements = 128 * 64;
     result.in.resize(kElements);
@@ -168,7 +168,14 @@ class CompileKernelEmu : public ::testing::Test {
     void* args[] = {in.arg(), out.arg(), raw.arg(), early.arg(), &mode};
     LaunchConfig config;
     config.block = {128, 1, 1};
-    Status launched = kernel.launch(config, args);
+    const uint64_t addresses[] = {in.address(), out.address(), raw.address(), early.address()};
+    const KernelArg typed[] = {{&addresses[0], 8},
+                               {&addresses[1], 8},
+                               {&addresses[2], 8},
+                               {&addresses[3], 8},
+                               {&mode, sizeof mode}};
+    Status launched = checked ? kernel.launch(config, std::span<const KernelArg>(typed))
+                              : kernel.launch(config, args);
     EXPECT_TRUE(launched.ok()) << launched.error().full_text();
     EXPECT_TRUE(driver::synchronize().ok());
     result.check = kernel.emulation_check();
@@ -205,6 +212,36 @@ TEST_F(CompileKernelEmu, AbsoluteLanesMoveEveryElementWhereTheViewsSay) {
   auto kernel = compile();
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
   const ProbeRun result = run(*kernel, /*mode=*/0);
+  ASSERT_TRUE(result.check.ok()) << result.check.error().full_text();
+  EXPECT_TRUE(result.check->empty()) << (*result.check)[0];
+  expect_data(result);
+}
+
+TEST_F(CompileKernelEmu, CheckedLaunchRefusesMismatchedArgumentsAndRunsMatchingOnes) {
+  auto kernel = compile();
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  auto sizes = kernel->parameter_sizes();
+  ASSERT_TRUE(sizes.ok()) << sizes.error().full_text();
+  EXPECT_EQ(*sizes, (std::vector<size_t>{8, 8, 8, 8, 4}));
+
+  const uint64_t address = 0;
+  const int64_t wide_mode = 0;
+  const KernelArg pointer{&address, 8};
+  LaunchConfig config;
+  config.block = {128, 1, 1};
+  const KernelArg too_few[] = {pointer, pointer, pointer, pointer};
+  Status refused = kernel->launch(config, std::span<const KernelArg>(too_few));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(refused.error().message(), "launch of probe with 4 arguments; the kernel takes 5");
+  const KernelArg wide[] = {pointer, pointer, pointer, pointer, {&wide_mode, 8}};
+  refused = kernel->launch(config, std::span<const KernelArg>(wide));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("argument 4 is 8 bytes; the kernel's parameter 4 is 4"),
+            std::string::npos)
+      << refused.error().message();
+
+  const ProbeRun result = run(*kernel, /*mode=*/0, /*checked=*/true);
   ASSERT_TRUE(result.check.ok()) << result.check.error().full_text();
   EXPECT_TRUE(result.check->empty()) << (*result.check)[0];
   expect_data(result);
