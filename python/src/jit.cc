@@ -90,6 +90,87 @@ void bind_report(nb::module_& m) {
       });
 }
 
+// ---- Kernel.launch: Python values as the kernel's parameters ----------------------------------
+
+// A grid or block: an int or a tuple of one to three ints, each at least 1.
+tmem::Dim3 to_dim3(nb::handle value, const char* what) {
+  std::vector<long long> extents;
+  if (nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::bool_>(value)) {
+    extents.push_back(nb::cast<long long>(value));
+  } else if (nb::isinstance<nb::tuple>(value) || nb::isinstance<nb::list>(value)) {
+    for (nb::handle item : value) {
+      if (!nb::isinstance<nb::int_>(item) || nb::isinstance<nb::bool_>(item))
+        throw nb::type_error((std::string(what) + " must be an int or a tuple of ints").c_str());
+      extents.push_back(nb::cast<long long>(item));
+    }
+  } else {
+    throw nb::type_error((std::string(what) + " must be an int or a tuple of ints, not " +
+                          nb::type_name(value.type()).c_str())
+                             .c_str());
+  }
+  if (extents.empty() || extents.size() > 3)
+    raise(tmem::ErrorCode::kUsage,
+          std::string(what) + " takes one to three extents, got " + std::to_string(extents.size()));
+  tmem::Dim3 dim;
+  unsigned* slots[] = {&dim.x, &dim.y, &dim.z};
+  for (size_t i = 0; i < extents.size(); ++i) {
+    if (extents[i] < 1 || extents[i] > 0x7fffffffLL)
+      raise(tmem::ErrorCode::kUsage, std::string(what) + " extent " + std::to_string(i) +
+                                         " must be at least 1, got " + std::to_string(extents[i]));
+    *slots[i] = static_cast<unsigned>(extents[i]);
+  }
+  return dim;
+}
+
+// The bytes of one argument. A Python int or float has no C type (is 3 an int, a size_t, a
+// pointer? is 0.5 a float or a double?), and guessing is how a kernel gets wrong data, so they
+// are refused; typed values come as numpy scalars or ctypes, device memory through
+// __cuda_array_interface__ (CuPy, Numba, PyTorch) or as ctypes.c_void_p.
+std::string argument_bytes(nb::handle value, size_t index) {
+  const std::string where = "argument " + std::to_string(index);
+  if (nb::hasattr(value, "__cuda_array_interface__")) {
+    nb::object data = nb::getattr(value, "__cuda_array_interface__")["data"];
+    const auto address = nb::cast<unsigned long long>(data[0]);
+    return std::string(reinterpret_cast<const char*>(&address), sizeof address);
+  }
+  if (nb::isinstance<nb::bool_>(value) || nb::isinstance<nb::int_>(value) ||
+      nb::isinstance<nb::float_>(value))
+    throw nb::type_error((where + " is a Python " + nb::type_name(value.type()).c_str() +
+                          ", which has no C type: pass numpy.float32(x), numpy.int32(x), "
+                          "ctypes.c_uint(x), ... (a device address: ctypes.c_void_p(address))")
+                             .c_str());
+  Py_buffer view;
+  if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_SIMPLE) != 0) {
+    PyErr_Clear();
+    throw nb::type_error((where + " (" + nb::type_name(value.type()).c_str() +
+                          ") is neither device memory (__cuda_array_interface__) nor a typed "
+                          "value (a numpy scalar or a ctypes value)")
+                             .c_str());
+  }
+  std::string bytes(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
+  PyBuffer_Release(&view);
+  return bytes;
+}
+
+// A CUstream: None (the default stream), an int handle, or an object with __cuda_stream__
+// (cuda.core's Stream, the CUDA stream protocol) or an int-like .handle.
+void* to_stream(nb::handle stream) {
+  if (stream.is_none()) return nullptr;
+  nb::object handle;
+  if (nb::hasattr(stream, "__cuda_stream__"))
+    handle = nb::getattr(stream, "__cuda_stream__")()[1];
+  else if (nb::isinstance<nb::int_>(stream))
+    handle = nb::borrow(stream);
+  else if (nb::hasattr(stream, "handle"))
+    handle = nb::getattr(stream, "handle");
+  else
+    throw nb::type_error((std::string("stream must be None, an int handle or an object with "
+                                      "__cuda_stream__, not ") +
+                          nb::type_name(stream.type()).c_str())
+                             .c_str());
+  return reinterpret_cast<void*>(nb::cast<uintptr_t>(nb::int_(handle)));
+}
+
 void bind_kernel(nb::module_& m) {
   nb::class_<PyKernel>(
       m, "Kernel",
@@ -124,6 +205,53 @@ void bind_kernel(nb::module_& m) {
           "Loads the module into this process's CUDA driver now; Error \"driver\" without one, "
           "\"target\"\n"
           "where the current device cannot run the target.")
+      .def(
+          "launch",
+          [](const PyKernel& k, nb::handle grid, nb::handle block, nb::sequence args,
+             unsigned shared_mem, nb::handle stream, unsigned cluster) {
+            tmem::LaunchConfig config;
+            config.grid = to_dim3(grid, "grid");
+            config.block = to_dim3(block, "block");
+            config.shared_bytes = shared_mem;
+            config.stream = to_stream(stream);
+            config.cluster_ctas = cluster;
+            std::vector<std::string> values;
+            for (nb::handle arg : args) values.push_back(argument_bytes(arg, values.size()));
+            std::vector<tmem::KernelArg> typed;
+            for (const std::string& value : values) typed.push_back({value.data(), value.size()});
+            without_gil([&] { return k.kernel.launch(config, std::span(typed)); });
+          },
+          "grid"_a, "block"_a, "args"_a = nb::tuple(), nb::kw_only(), "shared_mem"_a = 0,
+          "stream"_a = nb::none(), "cluster"_a = 1,
+          nb::sig("def launch(self, grid: int | tuple[int, ...], block: int | tuple[int, ...], "
+                  "args: collections.abc.Sequence[object] = (), *, shared_mem: int = 0, "
+                  "stream: object = None, cluster: int = 1) -> None"),
+          "Launches on the current CUDA context (device 0's primary context when none is), "
+          "asynchronously.\n"
+          "args: one per kernel parameter, in order: device memory (an object with\n"
+          "__cuda_array_interface__, or ctypes.c_void_p(address)), or a typed value "
+          "(numpy.float32(x),\n"
+          "ctypes.c_int(x), ...); plain Python ints and floats are refused, having no C type. The\n"
+          "count and each size are checked against the kernel's parameters first (Error "
+          "\"usage\").\n"
+          "An emulated kernel (target sm_90) gets its emulated TMEM bound for the grid. stream: "
+          "None,\n"
+          "an int CUstream or an object with __cuda_stream__ (cuda.core). cluster: CTAs per "
+          "cluster\n"
+          "along x (2 for cta_group=2).")
+      .def(
+          "parameter_sizes",
+          [](const PyKernel& k) { return without_gil([&] { return k.kernel.parameter_sizes(); }); },
+          "The size in bytes of each parameter, from the driver (loads the module).")
+      .def_prop_ro(
+          "emulated", [](const PyKernel& k) { return k.kernel.emulated(); },
+          "whether the kernel runs the emulated transfers (compile_kernel for target sm_90)")
+      .def(
+          "emulation_check",
+          [](const PyKernel& k) { return without_gil([&] { return k.kernel.emulation_check(); }); },
+          "Waits for the device, then the emulation's warnings of the last launch (a list of "
+          "str), or\n"
+          "Error for an addressing error it caught (naming the instruction and the thread).")
       .def("__repr__", [](const PyKernel& k) {
         return "<tmemjit.Kernel " + k.kernel.name() + " " +
                std::string(tmem::to_string(k.kernel.target())) + ", " +

@@ -172,6 +172,26 @@ def test_compile_transfer_leaves_the_report_to_cache_stats():
 
 
 @needs_specialize
+def test_launch_refuses_arguments_without_a_c_type_before_touching_the_driver():
+    import ctypes
+    kernel = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", {"acc_store": seed_specs.layout_b()})
+    address = ctypes.c_void_p(0)
+    for bad, says in ((1.5, "argument 0 is a Python float, which has no C type"),
+                      (7, "argument 0 is a Python int, which has no C type"),
+                      (True, "argument 0 is a Python bool, which has no C type"),
+                      ("in", "argument 0 (str) is neither device memory")):
+        with pytest.raises(TypeError) as error:
+            kernel.launch(1, 128, [bad])
+        assert says in str(error.value)
+    for grid, error_type in (((), tmemjit.Error), ((1, 1, 1, 1), tmemjit.Error),
+                             (0, tmemjit.Error), (1.0, TypeError), ((1, "2"), TypeError)):
+        with pytest.raises(error_type):
+            kernel.launch(grid, 128, [address])
+    with pytest.raises(TypeError):
+        kernel.launch(1, 128, [address], stream="default")
+
+
+@needs_specialize
 def test_cta_pair_lifecycle_helpers():
     fn = tmemjit.device_function(seed_specs.layout_b(), name="acc_st", cta_group=2)
     assert "cluster_sync" in fn.source and ".cta_group::2" in fn.source
