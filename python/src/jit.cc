@@ -133,8 +133,9 @@ std::string argument_bytes(nb::handle value, size_t index) {
     const auto address = nb::cast<unsigned long long>(data[0]);
     return std::string(reinterpret_cast<const char*>(&address), sizeof address);
   }
-  if (nb::isinstance<nb::bool_>(value) || nb::isinstance<nb::int_>(value) ||
-      nb::isinstance<nb::float_>(value))
+  // Exact types only: numpy.float64 subclasses float and is a typed value (8 bytes).
+  if (PyBool_Check(value.ptr()) || PyLong_CheckExact(value.ptr()) ||
+      PyFloat_CheckExact(value.ptr()))
     throw nb::type_error((where + " is a Python " + nb::type_name(value.type()).c_str() +
                           ", which has no C type: pass numpy.float32(x), numpy.int32(x), "
                           "ctypes.c_uint(x), ... (a device address: ctypes.c_void_p(address))")

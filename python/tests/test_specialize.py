@@ -189,6 +189,11 @@ def test_launch_refuses_arguments_without_a_c_type_before_touching_the_driver():
             kernel.launch(grid, 128, [address])
     with pytest.raises(TypeError):
         kernel.launch(1, 128, [address], stream="default")
+    # numpy.float64 subclasses float but is typed: it gets past the type check, to the driver
+    # (absent here) or the count check (the kernel takes one argument): never a launch.
+    np = pytest.importorskip("numpy")
+    with pytest.raises(tmemjit.Error):
+        kernel.launch(1, 128, [np.float64(1.0), np.float64(1.0)])
 
 
 @needs_specialize
