@@ -140,6 +140,14 @@ std::string argument_bytes(nb::handle value, size_t index) {
                           ", which has no C type: pass numpy.float32(x), numpy.int32(x), "
                           "ctypes.c_uint(x), ... (a device address: ctypes.c_void_p(address))")
                              .c_str());
+  // A host array where device memory belongs is a common slip; its bytes are no argument (and one
+  // of 8 bytes would pass as a pointer).
+  if (nb::hasattr(value, "ndim") && nb::hasattr(value, "shape") &&
+      nb::cast<long long>(nb::getattr(value, "ndim")) > 0)
+    throw nb::type_error((where + " is a host array (" + nb::type_name(value.type()).c_str() +
+                          "): pass device memory (__cuda_array_interface__ or "
+                          "ctypes.c_void_p(address)), or a scalar such as numpy.float32(x)")
+                             .c_str());
   Py_buffer view;
   if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_SIMPLE) != 0) {
     PyErr_Clear();

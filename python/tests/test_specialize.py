@@ -194,6 +194,10 @@ def test_launch_refuses_arguments_without_a_c_type_before_touching_the_driver():
     np = pytest.importorskip("numpy")
     with pytest.raises(tmemjit.Error):
         kernel.launch(1, 128, [np.float64(1.0), np.float64(1.0)])
+    # A host array where device memory belongs: its 8 bytes would have passed as a pointer.
+    with pytest.raises(TypeError) as error:
+        kernel.launch(1, 128, [np.zeros(2, dtype=np.float32)])
+    assert "argument 0 is a host array (ndarray)" in str(error.value)
 
 
 @needs_specialize
