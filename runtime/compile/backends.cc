@@ -91,7 +91,6 @@ class Keeper {
     if (made) {
       error_ = Error(ErrorCode::kIo,
                      "cannot create keep_dir '" + options.keep_dir + "': " + made.message());
-      stem_ = options.keep_dir;
       return;
     }
     const Key128 key = KeyBuilder().str("input", input).str("options", to_string(options)).finish();
@@ -101,8 +100,8 @@ class Keeper {
 
   // Requires: called once, after the compile; `cubin` may be empty (a failed compile).
   Result<bool> finish(const std::string& log, const std::vector<char>& cubin) {
-    if (stem_.empty()) return true;
     if (!error_) return std::move(error_);
+    if (stem_.empty()) return true;
     if (auto ok = keep(write_file(stem_ + ".log", log)); !ok) return ok;
     if (cubin.empty()) return true;
     if (auto ok = keep(write_file(stem_ + ".cubin", cubin)); !ok) return ok;

@@ -61,6 +61,18 @@ Result<void*> Kernel::Impl::kernel() {
   return *handle;
 }
 
+Result<std::vector<size_t>> Kernel::Impl::parameter_sizes() {
+  Result<void*> loaded = kernel();
+  if (!loaded.ok()) return std::move(loaded).error();
+  std::lock_guard lock(load_mutex_);
+  if (!parameter_sizes_) {
+    Result<std::vector<size_t>> sizes = driver::kernel_parameter_sizes(*loaded);
+    if (!sizes.ok()) return std::move(sizes).error();
+    parameter_sizes_ = std::move(sizes).value();
+  }
+  return *parameter_sizes_;
+}
+
 Status Kernel::Impl::bind_emulation(Dim3 grid) {
   Result<void*> loaded = kernel();
   if (!loaded.ok()) return std::move(loaded).error();
@@ -202,9 +214,7 @@ Status Kernel::launch(const LaunchConfig& config, void** args) const {
 
 Result<std::vector<size_t>> Kernel::parameter_sizes() const {
   if (!impl_) return Error(ErrorCode::kUsage, "parameter_sizes of an empty kernel handle");
-  Result<void*> handle = impl_->kernel();
-  if (!handle.ok()) return std::move(handle).error();
-  return driver::kernel_parameter_sizes(*handle);
+  return impl_->parameter_sizes();
 }
 
 Status Kernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) const {

@@ -28,6 +28,8 @@ class Kernel::Impl {
   // The CUkernel, loading the module on first use. A failed load is not remembered: the next call
   // tries again (e.g. after the caller made a suitable device current).
   Result<void*> kernel();
+  // The size of each parameter, asked of the driver once (a checked launch needs it every time).
+  Result<std::vector<size_t>> parameter_sizes();
 
   // Emulated user kernels (compile_kernel for sm_90): `instructions[id - 1]` describes the
   // emulation's status code id (kernels/emulation_kernels.h).
@@ -49,7 +51,8 @@ class Kernel::Impl {
 
   std::mutex load_mutex_;
   std::optional<driver::LoadedLibrary> library_;
-  std::atomic<void*> function_{nullptr};  // the CUkernel once loaded
+  std::atomic<void*> function_{nullptr};                // the CUkernel once loaded
+  std::optional<std::vector<size_t>> parameter_sizes_;  // guarded by load_mutex_
 
   bool emulated_ = false;
   std::vector<std::string> instructions_;
