@@ -25,6 +25,22 @@ def cuda_core_device():
     return core, device
 
 
+def emulation_device():
+    """cuda.core and device 0 where the sm_90 emulation runs (compute capability 9.0 or later),
+    or pytest.skip with why not."""
+    core, device = cuda_core_device()
+    cc = device.compute_capability
+    if cc.major < 9:
+        pytest.skip(f"the sm_90 emulation needs compute capability 9.0 or later; device 0 is "
+                    f"{cc.major}.{cc.minor}")
+    return core, device
+
+
+needs_specialize = pytest.mark.skipif(
+    not tmemjit._tmemjit._have_specialize,
+    reason="this libtmemjit has no include/tmem/specialize.h (compile_kernel)")
+
+
 def test_cubin_loads_with_cuda_core():
     core, device = cuda_core_device()
     cc = device.compute_capability
@@ -36,14 +52,9 @@ def test_cubin_loads_with_cuda_core():
     assert module.get_kernel(kernel.name) is not None
 
 
-@pytest.mark.skipif(not tmemjit._tmemjit._have_specialize,
-                    reason="this libtmemjit has no include/tmem/specialize.h (compile_kernel)")
+@needs_specialize
 def test_emulated_user_kernel_loads_with_cuda_core():
-    core, device = cuda_core_device()
-    cc = device.compute_capability
-    if cc.major < 9:
-        pytest.skip(f"the sm_90 emulation needs compute capability 9.0 or later; device 0 is "
-                    f"{cc.major}.{cc.minor}")
+    core, device = emulation_device()
     from test_specialize import CUDA_KERNEL
     kernel = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue",
                                     {"acc_store": seed_specs.layout_b()}, target="sm_90")
@@ -100,14 +111,9 @@ class _DeviceArray:
                                          "data": (address, False), "version": 3}
 
 
-@pytest.mark.skipif(not tmemjit._tmemjit._have_specialize,
-                    reason="this libtmemjit has no include/tmem/specialize.h (compile_kernel)")
+@needs_specialize
 def test_emulated_user_kernel_runs_through_kernel_launch():
-    core, device = cuda_core_device()
-    cc = device.compute_capability
-    if cc.major < 9:
-        pytest.skip(f"the sm_90 emulation needs compute capability 9.0 or later; device 0 is "
-                    f"{cc.major}.{cc.minor}")
+    core, device = emulation_device()
     import ctypes
     np = pytest.importorskip("numpy")
     cu = pytest.importorskip("cuda.bindings.driver")
