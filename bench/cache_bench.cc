@@ -1,7 +1,7 @@
 // Cost of compile_transfer on the seed's Layout B round trip: a memory hit on a prebuilt spec
 // against a bare XXH3-128 + unordered_map lookup, a hit on a new spec object, a disk hit and a cold
-// compile, in this process and in a fresh one (DESIGN.md §6: ratios against baselines measured in
-// the same run; speed goals live here, never in unit tests).
+// compile, in this process and in a fresh one (docs/design.md §Tests: ratios against baselines
+// measured in the same run; speed goals live here, never in unit tests).
 #include <benchmark/benchmark.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 // Cost of libtmemjit's front end on the seed's Layout B round trip: parsing the spec, checking and
-// planning it, and printing the PTX (DESIGN.md §6: speed goals live in benchmarks, not unit tests).
+// planning it, and printing the PTX (docs/design.md §Tests: speed goals live in benchmarks, not
+// unit tests).
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_util.h"

@@ -1,8 +1,8 @@
 // The CuTe row of docs/benchmarks.md: the seed's Layout B round trip written with CuTe
 // (make_tmem_copy, partition, copy) compiled cold through nvcc and through NVRTC, against
-// libtmemjit's cold JIT of the same spec in the same run (DESIGN.md §6; bench/report.py reads
-// this binary's JSON). CuTe's headers: --cute-include DIR or $TMEMJIT_CUTE_INCLUDE (CMake passes
-// the directory cmake/TmemjitCute.cmake found); without them the CuTe rows are skipped.
+// libtmemjit's cold JIT of the same spec in the same run (docs/design.md §Tests; bench/report.py
+// reads this binary's JSON). CuTe's headers: --cute-include DIR or $TMEMJIT_CUTE_INCLUDE (CMake
+// passes the directory cmake/TmemjitCute.cmake found); without them the CuTe rows are skipped.
 #include <benchmark/benchmark.h>
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // Cold JIT by route, libtmemjit's own overhead, warmup scaling and launch overhead, in one process
-// (DESIGN.md §6: ratios against baselines measured in the same run; bench/report.py builds the
-// table and docs/benchmarks.md from this binary's JSON).
+// (docs/design.md §Tests: ratios against baselines measured in the same run; bench/report.py builds
+// the table and docs/benchmarks.md from this binary's JSON).
 //
 // Cold means uncached: every iteration of every route compiles a kernel whose entry name no
 // compile before it used (bench_util.h unique_suffix), so no compiler cache (nvJitLink's and the

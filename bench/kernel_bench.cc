@@ -1,9 +1,9 @@
-// compile_kernel against the compilers a user would call on the same kernel (DESIGN.md §7, §6):
-// the first layout of a source (NVRTC front end + the generated functions + the PTX compile), a
-// new layout with the same registers per thread (the front end reused), a memory hit and a disk
-// hit, against NVRTC and `nvcc -cubin` of the same source with the transfers inline. Every ratio
-// compares medians of one run. Prints one JSON object (bench/report.py --kernel renders it) and,
-// with --markdown, the rows of docs/benchmarks.md.
+// compile_kernel against the compilers a user would call on the same kernel (docs/design.md
+// §Specialization, §Tests): the first layout of a source (NVRTC front end + the generated functions
+// + the PTX compile), a new layout with the same registers per thread (the front end reused), a
+// memory hit and a disk hit, against NVRTC and `nvcc -cubin` of the same source with the transfers
+// inline. Every ratio compares medians of one run. Prints one JSON object (bench/report.py --kernel
+// renders it) and, with --markdown, the rows of docs/benchmarks.md.
 //
 // Sources: examples/epilogue/epilogue.cu as it is, with <cuda_bf16.h> included (the header a bf16
 // GEMM epilogue includes), and writing its output through a CuTe tensor (<cute/tensor.hpp>, as a

@@ -1,7 +1,8 @@
 // The remote cache tier on the seed's Layout B round trip: the first compile_transfer of a fresh
 // process answered by a Redis server (a real redis-server on loopback, started here) against a
-// cold compile and a disk hit in a fresh process, and a remote hit in a warm process (DESIGN.md §6:
-// ratios against baselines measured in the same run; target: remote hit >= 50x faster than cold).
+// cold compile and a disk hit in a fresh process, and a remote hit in a warm process
+// (docs/design.md §Tests: ratios against baselines measured in the same run; target: remote hit >=
+// 50x faster than cold).
 #include <benchmark/benchmark.h>
 #include <stdio.h>
 #include <stdlib.h>

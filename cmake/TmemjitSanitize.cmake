@@ -13,7 +13,7 @@ option(TMEMJIT_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF
 # FindCUDAToolkit's targets can carry the libcuda stub (CUDA::nvrtc does); Debian's gcc
 # links with --as-needed and drops it, clang does not, and a NEEDED libcuda.so.1 would keep a
 # program from starting where no driver is installed (libtmemjit dlopens the driver lazily,
-# DESIGN.md §4).
+# docs/design.md §Codegen).
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   add_link_options(LINKER:--as-needed)
 endif()

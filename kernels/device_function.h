@@ -1,6 +1,7 @@
-// Embeddable transfers for users' own kernels (DESIGN.md §4, §7): the `.visible .func` form of a
-// Plan, the CUDA C++ form (inline asm, or the emulated form for sm_90), the lifecycle helpers,
-// NAME_coord's index map, and what compile_kernel's NVRTC front end sees of a transfer.
+// Embeddable transfers for users' own kernels (docs/design.md §Codegen, §Specialization): the
+// `.visible .func` form of a Plan, the CUDA C++ form (inline asm, or the emulated form for sm_90),
+// the lifecycle helpers, NAME_coord's index map, and what compile_kernel's NVRTC front end sees of
+// a transfer.
 #pragma once
 
 #include <cstdint>
@@ -100,7 +101,8 @@ Result<TransferCode> prepare_transfer(const TransferSpec& spec,
 // it is defined once per translation unit. `extern_state`: the emulation state is declared, not
 // defined (a second translation unit of the same program).
 // cta_group 2: the CTA pair's lifecycle (alloc/dealloc/relinquish with .cta_group::2) and
-// tmemjit::cluster_sync(), the cluster barrier that orders the peers (TCGEN05.md §6, R29/R31).
+// tmemjit::cluster_sync(), the cluster barrier that orders the peers (docs/tcgen05-rules.md
+// §Lifecycle, R29/R31).
 std::string cuda_lifecycle(Target target, bool extern_state = false, int cta_group = 1);
 // The transfer's CUDA C++ functions, inline: tcgen05 asm, or the emulated form for sm_90.
 std::string cuda_transfer(const TransferCode& code, Target target);

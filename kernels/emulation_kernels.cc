@@ -348,7 +348,8 @@ class Lowering {
         g_->emit(Instruction::shl(Type::kB32, high, high, Operand::imm(16)).guarded(bad, true));
         g_->emit(Instruction::bit_or(Type::kB32, value, low, high).guarded(bad, true));
       } else {
-        // The upper 16 bits of an unpacked cell are unspecified (TCGEN05.md §4.2); written as 0.
+        // The upper 16 bits of an unpacked cell are unspecified (docs/tcgen05-rules.md §Packing);
+        // written as 0.
         g_->emit(
             Instruction::bit_and(Type::kB32, low, value, Operand::imm(0xFFFF)).guarded(bad, true));
         g_->emit(Instruction::shr(Type::kU32, high, value, Operand::imm(16)).guarded(bad, true));

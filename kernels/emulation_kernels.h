@@ -1,6 +1,7 @@
-// GPU emulation of the harness kernels (DESIGN.md §4 "Emulation", issue 7 part 2): the tcgen05
-// kernels of kernels/transfer_kernels.h lowered to sm_90 PTX with TMEM emulated in global memory,
-// so spec -> PTX -> compile -> load -> launch -> read back runs on a GPU without tcgen05 (Hopper).
+// GPU emulation of the harness kernels (docs/design.md §Codegen "Emulation", issue 7 part 2): the
+// tcgen05 kernels of kernels/transfer_kernels.h lowered to sm_90 PTX with TMEM emulated in global
+// memory, so spec -> PTX -> compile -> load -> launch -> read back runs on a GPU without tcgen05
+// (Hopper).
 //
 // The lowering rewrites only the tcgen05 instructions of the real kernel; control flow, the warp
 // that allocates, the barriers and every global access stay as they are, so the emulated kernel
@@ -20,9 +21,10 @@
 // The per-lane part of each image is closed-form arithmetic on the lane id, derived from
 // tmem::image() bit by bit (every native image is additive over the lane bits; the lowering
 // checks that for all 32 lanes and every register, and fails with kInternal otherwise).
-// Every emulated access is checked against the rules the hardware enforces at run time (TCGEN05.md
-// §5 R16-R19: the warp's lane slab, the allocated columns): a violating access is skipped and
-// recorded in the thread's status slot, and check_emulation_status() turns it into an error.
+// Every emulated access is checked against the rules the hardware enforces at run time
+// (docs/tcgen05-rules.md §Addresses R16-R19: the warp's lane slab, the allocated columns): a
+// violating access is skipped and recorded in the thread's status slot, and
+// check_emulation_status() turns it into an error.
 #pragma once
 
 #include <array>

@@ -16,7 +16,7 @@ Reg emit_warp_address(ptx::Function& f, const Plan& plan, Reg base, Reg warp) {
   f.emit(Instruction::shl(Type::kB32, lanes, rank, Operand::imm(21)));  // (32 * rank) << 16
   f.emit(Instruction::add(Type::kU32, address, base, lanes));
   if (plan.scope.kind() == Scope::Kind::kWarp) return address;
-  // Group index = warp id at warpgroup and cta scope (DESIGN.md §3).
+  // Group index = warp id at warpgroup and cta scope (docs/transfer-semantics.md §Operands).
   if (plan.group_column_stride) {
     Reg step = f.new_reg(RegClass::kB32), next = f.new_reg(RegClass::kB32);
     f.emit(Instruction::mul_lo(Type::kU32, step, rank, Operand::imm(plan.group_column_stride)));

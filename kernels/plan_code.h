@@ -1,6 +1,6 @@
-// A Plan's tcgen05 instructions emitted into a PTX function: the per-warp TMEM address (DESIGN.md
-// §3 rule 4) and one st or ld per repeat, then the wait. The harness kernels and the embeddable
-// .func share it, so every form addresses TMEM the same way.
+// A Plan's tcgen05 instructions emitted into a PTX function: the per-warp TMEM address
+// (docs/transfer-semantics.md §Rules rule 4) and one st or ld per repeat, then the wait. The
+// harness kernels and the embeddable .func share it, so every form addresses TMEM the same way.
 #pragma once
 
 #include <map>

@@ -1,4 +1,5 @@
-// Harness kernels built from a Plan: the lifecycle of TCGEN05.md §7 around the plan's st/ld.
+// Harness kernels built from a Plan: the lifecycle of docs/tcgen05-rules.md §Sync around the plan's
+// st/ld.
 #include "kernels/transfer_kernels.h"
 
 #include <algorithm>
@@ -120,7 +121,8 @@ struct Builder {
     f->place(skip);
   }
 
-  // wait -> fence::before -> bar.sync -> fence::after: the cross-warp hand-off of TCGEN05.md §7.
+  // wait -> fence::before -> bar.sync -> fence::after: the cross-warp hand-off of
+  // docs/tcgen05-rules.md §Sync.
   void cta_handoff() {
     f->emit(Instruction::tcgen05_fence_before());
     f->emit(Instruction::bar_sync(0));
@@ -169,9 +171,9 @@ struct Builder {
     }
 
     // Warp 0 allocates (cta_group::1: one warp of the CTA; ::2: warp 0 of each CTA of the pair,
-    // TCGEN05.md §6). A plain bra (uniform all the same): after bra.uni, ptxas 13.0 wraps the
-    // allocation in an ELECT loop, 128 to 2300 bytes more SASS per kernel (bench/codegen_report,
-    // docs/benchmarks.md).
+    // docs/tcgen05-rules.md §Lifecycle). A plain bra (uniform all the same): after bra.uni,
+    // ptxas 13.0 wraps the allocation in an ELECT loop, 128 to 2300 bytes more SASS per kernel
+    // (bench/codegen_report, docs/benchmarks.md).
     after_alloc = f->new_label("after_alloc");
     f->emit(Instruction::bra(after_alloc, not_warp0));
     f->emit(Instruction::tcgen05_alloc(Operand::addr(smem), Operand::imm(plan.alloc_columns),

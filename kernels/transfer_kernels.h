@@ -1,5 +1,5 @@
-// Builders of the harness kernels from a checked Plan (DESIGN.md §4): the PTX IR of a complete
-// tcgen05.alloc -> st/ld -> wait -> dealloc -> relinquish kernel.
+// Builders of the harness kernels from a checked Plan (docs/design.md §Codegen): the PTX IR of a
+// complete tcgen05.alloc -> st/ld -> wait -> dealloc -> relinquish kernel.
 #pragma once
 
 #include <string>
@@ -36,11 +36,11 @@ struct LaunchShape {
 LaunchShape launch_shape(const Plan& plan, KernelKind kind, int cta_group = 1);
 
 // Builds the kernel for `target`. The Plan must come from tmem::check. With cta_group = 2 the
-// lifecycle is a CTA pair's (TCGEN05.md §6, R29/R31): warp 0 of each CTA allocates with
-// .cta_group::2, a cluster barrier (fence::before, barrier.cluster.arrive/wait, fence::after)
-// orders both allocs before any use and every use of both CTAs before either dealloc, and a
-// last cluster barrier keeps each CTA active until its peer has released. cta_group other than 1
-// or 2 is kUsage.
+// lifecycle is a CTA pair's (docs/tcgen05-rules.md §Lifecycle, R29/R31): warp 0 of each CTA
+// allocates with .cta_group::2, a cluster barrier (fence::before, barrier.cluster.arrive/wait,
+// fence::after) orders both allocs before any use and every use of both CTAs before either dealloc,
+// and a last cluster barrier keeps each CTA active until its peer has released. cta_group other
+// than 1 or 2 is kUsage.
 Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target target = Target::kSm100a,
                                  int cta_group = 1);
 

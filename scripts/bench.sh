@@ -72,7 +72,7 @@ if cmake --build "$BUILD" -j "$TMEMJIT_JOBS" --target cute_test >"$BUILD/cute-gr
 else
   tmemjit_log "the CuTe agreement grid did not build: see $BUILD/cute-grid-build.log"
 fi
-# kernel_bench: compile_kernel's first and new layout, hits, against NVRTC and nvcc (DESIGN.md §7).
+# kernel_bench: compile_kernel's first and new layout, hits, against NVRTC and nvcc (docs/design.md §Specialization).
 tmemjit_log "running kernel_bench (compile_kernel vs NVRTC and nvcc of the same source): a few minutes"
 "$BUILD/bench/kernel_bench" >"$RESULTS/kernel.json" 2>"$RESULTS/kernel.err" ||
   { tail -n 40 "$RESULTS/kernel.err" >&2; exit 1; }

@@ -1,5 +1,5 @@
-// Shared plumbing of the tmemjit command: argument parsing, error reporting, exit codes (DESIGN.md
-// §5).
+// Shared plumbing of the tmemjit command: argument parsing, error reporting, exit codes
+// (docs/design.md §CLI).
 #pragma once
 
 #include <map>
@@ -15,7 +15,7 @@
 
 namespace tmemjit_cli {
 
-// Exit codes of DESIGN.md §5.
+// Exit codes of docs/design.md §CLI.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalidInput = 1;
 inline constexpr int kExitUsage = 2;
@@ -62,7 +62,8 @@ void print_json(const nlohmann::json& object);
 // A command: takes the arguments after its name, returns the exit code.
 using CommandFn = int (*)(const std::vector<std::string>& argv);
 
-// The SPEC options of DESIGN.md §5: --op --scope --tmem --regs [--tmem2 --imm] | --spec FILE.json.
+// The SPEC options of docs/design.md §CLI: --op --scope --tmem --regs [--tmem2 --imm] | --spec
+// FILE.json.
 std::vector<OptionSpec> spec_options();
 // Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);

@@ -33,10 +33,10 @@ std::string cuda_translation_unit(const tmem::DeviceFunction& function) {
          slots + "; ++s) io[threadIdx.x * " + slots + " + s] = regs[s];\n}\n";
 }
 
-// The --kernel forms (DESIGN.md §5). Beyond the harness KernelKinds: `dump` is the `store` kernel
-// -- the plan's st, then TMEM -> Raw through the 32x32b identity -- under the design's name; TMEM
-// does not outlive a kernel, so a dump on its own would read cells nothing wrote. `func` is the
-// embeddable .func (kernels/device_function.h) and `cuda` the CUDA C++ form.
+// The --kernel forms (docs/design.md §CLI). Beyond the harness KernelKinds: `dump` is the
+// `store` kernel -- the plan's st, then TMEM -> Raw through the 32x32b identity -- under the
+// design's name; TMEM does not outlive a kernel, so a dump on its own would read cells nothing
+// wrote. `func` is the embeddable .func (kernels/device_function.h) and `cuda` the CUDA C++ form.
 constexpr const char* kKernelForms = "roundtrip, store, load, fill, dump, func, cuda";
 
 std::string kind_name(const std::string& form) { return form == "dump" ? "store" : form; }
@@ -78,7 +78,8 @@ std::optional<tmem::Error> unsupported_target(const tmem::TransferSpec& spec, tm
   return spec.op().unsupported_target_error(target);
 }
 
-// --name, --no-wait, --warp-arg, --column-arg: the device function's options (DESIGN.md §7).
+// --name, --no-wait, --warp-arg, --column-arg: the device function's options (docs/design.md
+// §Specialization).
 tmem::Result<tmem::DeviceFunctionOptions> function_options(const Args& args,
                                                            tmem::Language language) {
   tmem::DeviceFunctionOptions options;
@@ -147,8 +148,8 @@ std::string cache_text(const tmem::CompileReport& report) {
   return report.cache_enabled ? "miss" : "off";
 }
 
-// compile --json's "cache": the tier's name as specialize --json gives it (DESIGN.md §7):
-// "memory", "disk", "remote", "miss", or "off" when caching is off.
+// compile --json's "cache": the tier's name as specialize --json gives it (docs/design.md
+// §Specialization): "memory", "disk", "remote", "miss", or "off" when caching is off.
 std::string cache_json(const tmem::CompileReport& report) {
   if (report.cache != tmem::CacheSource::kCompiled)
     return std::string(tmem::to_string(report.cache));

@@ -1,5 +1,5 @@
-// tmemjit layout: the shape, dtype, canonical text and physical coordinates of a view (DESIGN.md
-// §5).
+// tmemjit layout: the shape, dtype, canonical text and physical coordinates of a view
+// (docs/design.md §CLI).
 #include <charconv>
 #include <iostream>
 #include <sstream>

@@ -1,5 +1,5 @@
 // tmemjit warmup: precompiles a list of specs (one JSON object per line) into the cache tiers, so
-// that an application's first calls are hits (DESIGN.md §9, docs/cache.md).
+// that an application's first calls are hits (docs/design.md §Fleet, docs/cache.md).
 #include <unistd.h>
 
 #include <algorithm>

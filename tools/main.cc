@@ -1,4 +1,4 @@
-// tmemjit: the command-line face of libtmemjit (DESIGN.md §5).
+// tmemjit: the command-line face of libtmemjit (docs/design.md §CLI).
 #include <iostream>
 #include <string>
 #include <string_view>

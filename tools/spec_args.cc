@@ -1,4 +1,4 @@
-// The SPEC arguments shared by check, plan, ptx, compile and run (DESIGN.md §5).
+// The SPEC arguments shared by check, plan, ptx, compile and run (docs/design.md §CLI).
 #include <filesystem>
 #include <fstream>
 

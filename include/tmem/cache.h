@@ -1,4 +1,5 @@
-// The process-wide module cache: its configuration, counters and maintenance (DESIGN.md §4).
+// The process-wide module cache: its configuration, counters and maintenance (docs/design.md
+// §Codegen).
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,8 @@
 TMEMJIT_API_BEGIN
 namespace tmem {
 
-// Which compiler turns the generated code into a cubin (DESIGN.md §4, docs/compile-backends.md).
+// Which compiler turns the generated code into a cubin (docs/design.md §Codegen,
+// docs/compile-backends.md).
 enum class Backend {
   kNvJitLink,      // libnvJitLink, in-process; compiles PTX as relocatable code, which costs about
                    // 640 B of code per kernel (docs/compile-backends.md)
@@ -37,8 +38,9 @@ struct CompileOptions {
   bool line_info = false;            // -lineinfo
   bool tmem_access_check = false;    // ptxas -g-tmem-access-check: run-time TMEM guardrail traps
   // The harness kernels' TMEM lifecycle (compile_transfer, transfer_ptx): 1, one CTA allocates;
-  // 2, a CTA pair allocates together with .cta_group::2 for 2-SM MMAs (TCGEN05.md §6, R29): the
-  // kernel must be launched as a cluster of 2 CTAs (docs/kernel-forms.md). Other values: kUsage.
+  // 2, a CTA pair allocates together with .cta_group::2 for 2-SM MMAs (docs/tcgen05-rules.md
+  // §Lifecycle, R29): the kernel must be launched as a cluster of 2 CTAs (docs/kernel-forms.md).
+  // Other values: kUsage.
   int cta_group = 1;
   // When not empty, every compile writes NAME.ptx (or NAME.cu), NAME.cubin, NAME.log and, where a
   // disassembler exists, NAME.sass into this directory (NAME = tmemjit_<hash of the input>).

@@ -1,5 +1,5 @@
-// tmem::Device: where a transfer's harness kernels run (DESIGN.md §1: real tcgen05 on a Blackwell
-// GPU, emulation on another GPU, or the CPU simulator).
+// tmem::Device: where a transfer's harness kernels run (docs/design.md §Pipeline: real tcgen05 on a
+// Blackwell GPU, emulation on another GPU, or the CPU simulator).
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,5 @@
-// tmem::DType: the element types a TMEM transfer descriptor can name (DESIGN.md §2).
+// tmem::DType: the element types a TMEM transfer descriptor can name (docs/descriptor-language.md
+// §Units).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ int bits(DType dtype) noexcept;
 
 // Layout units per 32-bit TMEM cell or register: 1 for 32-bit dtypes, 2 for 16-bit ones. The TCol
 // and m values of a layout count elements of the dtype; for 16-bit dtypes unit u is the low
-// (u even) or high (u odd) half of 32-bit cell u / 2 (DESIGN.md §2).
+// (u even) or high (u odd) half of 32-bit cell u / 2 (docs/descriptor-language.md §Units).
 inline int units_per_word(DType dtype) noexcept { return 32 / bits(dtype); }
 
 // Canonical spelling: "b32", "f32", "u32", "s32", "b16", "f16", "bf16".

@@ -1,6 +1,7 @@
 // The native image of a tcgen05.ld/st form: which TMEM cell each register of each lane holds.
 //
-// Formulas: TCGEN05.md §4 (checked against CUTLASS's copy_traits_sm100 atoms and the seed table).
+// Formulas: docs/tcgen05-rules.md §Images (checked against CUTLASS's copy_traits_sm100 atoms and
+// the seed table).
 #pragma once
 
 #include <array>

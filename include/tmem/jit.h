@@ -1,4 +1,5 @@
-// compile_transfer and warmup: a TransferSpec to a cached, lazily loaded Kernel (DESIGN.md §4).
+// compile_transfer and warmup: a TransferSpec to a cached, lazily loaded Kernel (docs/design.md
+// §Codegen).
 #pragma once
 
 #include <span>

@@ -1,4 +1,5 @@
-// Which harness kernel of a transfer to build, compile, cache, run or simulate (DESIGN.md §4).
+// Which harness kernel of a transfer to build, compile, cache, run or simulate (docs/design.md
+// §Codegen).
 #pragma once
 
 #include <span>
@@ -10,7 +11,8 @@
 TMEMJIT_API_BEGIN
 namespace tmem {
 
-// Every kind holds the whole tcgen05 lifecycle of TCGEN05.md §7 (alloc ... dealloc, relinquish).
+// Every kind holds the whole tcgen05 lifecycle of docs/tcgen05-rules.md §Sync (alloc ... dealloc,
+// relinquish).
 //   roundtrip  In[thread][slot] -> registers -> st -> wait::st -> ld -> wait::ld ->
 //   Out[thread][slot] store      In -> st (the plan) -> wait::st, then TMEM -> Raw[lane][column]
 //   through 32x32b load       Raw -> TMEM through 32x32b, then ld (the plan) -> wait::ld -> Out

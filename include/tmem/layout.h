@@ -1,5 +1,5 @@
-// tmem::Layout: TIRx's TileLayout (shard iters, replica iters, offsets over named axes), DESIGN.md
-// §2.
+// tmem::Layout: TIRx's TileLayout (shard iters, replica iters, offsets over named axes),
+// docs/descriptor-language.md §Semantics.
 //
 // A layout maps a flat logical index f to the set { D(f) + r + O : r in R }: D splits f over the
 // shard extents (the last iter is the lowest digit), multiplies each digit by its stride and sums
@@ -46,7 +46,7 @@ std::span<const Axis> all_axes() noexcept;
 using AxisMask = std::uint32_t;
 constexpr AxisMask axis_bit(Axis axis) noexcept { return AxisMask{1} << static_cast<int>(axis); }
 
-// Limits that keep hostile input cheap (DESIGN.md: errors, never crashes).
+// Limits that keep hostile input cheap (docs/reliability.md: errors, never crashes).
 inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;  // per layout, tensor or view
 inline constexpr int kMaxIters = 64;                                 // per S[...] / R[...] / rank
 inline constexpr std::int64_t kMaxReplicas = 65536;                  // product of replica extents
@@ -89,7 +89,8 @@ class Layout {
   // counts above kMaxReplicas and coordinates that overflow int64 are ErrorCode::kLimit.
   static Result<Layout> make(std::vector<Iter> shard, std::vector<Iter> replica = {},
                              std::vector<Offset> offsets = {});
-  // Parses the layout grammar of DESIGN.md §2, e.g. "S[(64,2,64):(1@TLane,64@TLane,1@TCol)]".
+  // Parses the layout grammar of docs/descriptor-language.md §Grammar, e.g.
+  // "S[(64,2,64):(1@TLane,64@TLane,1@TCol)]".
   static Result<Layout> parse(std::string_view text);
   // Row-major over `shape` on axis m: S[8,4] == row_major({8,4}).
   static Result<Layout> row_major(std::span<const std::int64_t> shape);

@@ -1,8 +1,8 @@
 // tmem::Opcode: one tcgen05.ld / tcgen05.st form, its operand counts and atom extents.
 //
-// The table in opcode.cc is the single source of truth for every form (TCGEN05.md §1-3, PTX ISA
-// §9.7.16.8.3-4, Tables 49/50); the parser, the image, the checker and the PTX printer derive from
-// it.
+// The table in opcode.cc is the single source of truth for every form (docs/tcgen05-rules.md
+// §Shapes, §Syntax, §Registers, PTX ISA §9.7.16.8.3-4, Tables 49/50); the parser, the image, the
+// checker and the PTX printer derive from it.
 #pragma once
 
 #include <cstdint>
@@ -53,19 +53,21 @@ class Opcode {
   Direction direction() const noexcept { return direction_; }
   Shape shape() const noexcept { return shape_; }
   int num() const noexcept { return num_; }  // the N of .xN
-  // .pack::16b on ld, .unpack::16b on st: the TMEM image holds 16-bit halves (TCGEN05.md §4.2).
+  // .pack::16b on ld, .unpack::16b on st: the TMEM image holds 16-bit halves (docs/tcgen05-rules.md
+  // §Packing).
   bool packed() const noexcept { return packed_; }
   bool is_load() const noexcept { return direction_ == Direction::kLoad; }
   bool is_split() const noexcept { return shape_ == Shape::k16x32bx2; }  // needs immHalfSplitoff
   // tcgen05.ld.red: the load also writes `redval`, one 32-bit register per thread holding the
-  // min/max over the values this thread loaded (TCGEN05.md §8). Its registers and image are the
-  // plain load's.
+  // min/max over the values this thread loaded (docs/tcgen05-rules.md §Targets). Its registers and
+  // image are the plain load's.
   const std::optional<Reduction>& reduction() const noexcept { return reduction_; }
   bool reduces() const noexcept { return reduction_.has_value(); }
   // The same form without .red (the plain tcgen05.ld of the same shape, .num and pack).
   Opcode without_reduction() const noexcept { return Opcode(direction_, shape_, num_, packed_); }
 
-  // Registers per thread of one instruction; pack does not change it (TCGEN05.md §3).
+  // Registers per thread of one instruction; pack does not change it (docs/tcgen05-rules.md
+  // §Registers).
   int regs_per_thread() const noexcept { return shape_regs_per_num(shape_) * num_; }
   // Register-image atom (rows, cols) of one access: the logical coordinates of register words.
   int atom_rows() const noexcept { return shape_rows(shape_); }

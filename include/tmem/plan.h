@@ -1,5 +1,6 @@
 // tmem::Plan: a checked transfer, instruction by instruction, ready for code generation and the
-// simulator (DESIGN.md §3, "Plan = opcode, scope, per repeat k: (h_k, c_k, slots), d, ncols, imm").
+// simulator (docs/transfer-semantics.md §Plan, "Plan = opcode, scope, per repeat k: (h_k, c_k,
+// slots), d, ncols, imm").
 #pragma once
 
 #include <cstdint>
@@ -38,8 +39,9 @@ struct Plan {
   Scope scope;
   std::vector<std::int64_t> repeat_shape;  // extents of the repeat axes
   std::vector<RepeatStep> repeats;         // row-major over repeat_shape
-  // Column of group g: c_k + d*(g % 4) + e*(g / 4). DESIGN.md §3 rule 4 has c_k + d*g; warps w and
-  // w+4 share a lane slab, so cta scope may also step by warpgroup (e = 4*d recovers d*g).
+  // Column of group g: c_k + d*(g % 4) + e*(g / 4). docs/transfer-semantics.md §Rules rule 4 has
+  // c_k + d*g; warps w and w+4 share a lane slab, so cta scope may also step by warpgroup (e = 4*d
+  // recovers d*g).
   int group_column_stride = 0;      // d: per warp rank in the warpgroup
   int warpgroup_column_stride = 0;  // e: per warpgroup (cta scope with more than 4 warps)
   int alloc_columns = 32;           // power of two in [32, 512]
@@ -70,8 +72,9 @@ struct Plan {
   // A readable listing; summary() is the one-paragraph form printed by `tmemjit check`.
   std::string to_string() const;
   std::string summary() const;
-  // JSON with the keys of DESIGN.md §5 (ok, op, scope, warps, repeats, instructions_per_warp,
-  // regs_per_thread, alloc_columns) and, with `full`, every repeat's lane, column and slots.
+  // JSON with the keys of docs/design.md §CLI (ok, op, scope, warps, repeats,
+  // instructions_per_warp, regs_per_thread, alloc_columns) and, with `full`, every repeat's lane,
+  // column and slots.
   std::string to_json(bool full) const;
 
   friend bool operator==(const Plan&, const Plan&) = default;

@@ -1,7 +1,8 @@
 // tmem::Reduction: the .redOp{.abs}{.NaN}.type of tcgen05.ld.red and its value semantics.
 //
-// tcgen05.ld.red (PTX ISA 8.8, sm_103a/f and sm_110a/f; TCGEN05.md §2, §8, rule R14) loads like
-// tcgen05.ld and also returns, per thread, the min or max over the values that thread loaded.
+// tcgen05.ld.red (PTX ISA 8.8, sm_103a/f and sm_110a/f; docs/tcgen05-rules.md §Syntax, §Targets,
+// rule R14) loads like tcgen05.ld and also returns, per thread, the min or max over the values that
+// thread loaded.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +37,8 @@ struct Reduction {
 inline constexpr std::uint32_t kCanonicalNan = 0x7FFFFFFFu;
 
 // Combines two 32-bit words as the reduction does, with the semantics of the PTX instruction
-// min/max{.NaN}.TYPE after abs.f32 where .abs is set (TCGEN05.md §8: the ISA does not spell the
-// ld.red semantics out; by analogy with PTX min/max and redux.sync):
+// min/max{.NaN}.TYPE after abs.f32 where .abs is set (docs/tcgen05-rules.md §Targets: the ISA does
+// not spell the ld.red semantics out; by analogy with PTX min/max and redux.sync):
 //  * f32 without .NaN: if one operand is NaN the other is returned; both NaN give canonical NaN;
 //  * f32 with .NaN: any NaN operand gives canonical NaN;
 //  * -0.0 counts as smaller than +0.0; denormals are kept (no .ftz);

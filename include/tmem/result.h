@@ -20,7 +20,7 @@ enum class ErrorCode {
   kParse,      // malformed text (opcode, layout, view, spec, JSON)
   kOpcode,     // a well-formed opcode that breaks an instruction rule (R1-R9)
   kLayout,     // a layout, tensor or view that is not valid
-  kRule,       // a transfer that breaks a native-image rule (DESIGN.md §3)
+  kRule,       // a transfer that breaks a native-image rule (docs/transfer-semantics.md §Rules)
   kTarget,     // a target that cannot run the opcode
   kLimit,      // an input too large to process
   kToolchain,  // nvJitLink / NVRTC / ptxas failed or is missing
@@ -74,8 +74,9 @@ class Error : public std::exception {
   // Adds an entry (returns *this for chaining).
   Error& add_detail(std::string key, std::string text);
 
-  // The rule the error breaks (tmem/rule.h): a DESIGN.md §3 rule for check's kRule errors, a
-  // TCGEN05.md id for opcode, target and simulator errors; Rule::kNone for anything else.
+  // The rule the error breaks (tmem/rule.h): a docs/transfer-semantics.md §Rules rule for check's
+  // kRule errors, a docs/tcgen05-rules.md id for opcode, target and simulator errors; Rule::kNone
+  // for anything else.
   Rule rule() const noexcept { return rule_; }
   Error& set_rule(Rule rule) noexcept {
     rule_ = rule;

@@ -10,13 +10,14 @@
 TMEMJIT_API_BEGIN
 namespace tmem {
 
-// The native-image rules of DESIGN.md §3 that tmem::check applies (to_string() is the prefix of
-// the message, "placement: ..."), then the rule ids of TCGEN05.md §9 that the opcode parser, the
-// target table and the simulator cite (to_string() is "R1" .. "R31").
+// The native-image rules (docs/transfer-semantics.md §Rules) that tmem::check applies (to_string()
+// is the prefix of the message, "placement: ..."), then the rule ids of docs/tcgen05-rules.md
+// §Rules that the opcode parser, the target table and the simulator cite (to_string() is "R1" ..
+// "R31").
 enum class Rule {
   kNone,  // the error is not a rule violation (parse, limit, toolchain, driver, wrong data, ...)
 
-  // DESIGN.md §3, in the order tmem::check applies them (docs/checking.md).
+  // docs/transfer-semantics.md §Rules, in the order tmem::check applies them (docs/checking.md).
   kAxes,       // an operand uses an axis of the other side (TLane/TCol vs thread axes and m)
   kDtype,      // the operands' element widths do not match the opcode
   kPack,       // .pack::16b / .unpack::16b needs a 16-bit TMEM operand
@@ -32,7 +33,7 @@ enum class Rule {
   kBounds,     // rule 5: a lane or column that TMEM does not have
   kCoverage,   // rule 7: two elements on one TMEM cell (a store) or one register slot
 
-  // TCGEN05.md §9: opcode text (R1-R15), addresses (R16-R21), lifecycle (R22-R31).
+  // docs/tcgen05-rules.md §Rules: opcode text (R1-R15), addresses (R16-R21), lifecycle (R22-R31).
   kR1,
   kR2,
   kR3,
@@ -66,13 +67,14 @@ enum class Rule {
   kR31,
 };
 
-// "none", the rule's word for DESIGN.md §3 rules ("placement"), "R1".."R31" for TCGEN05.md ids.
+// "none", the rule's word for the rules of docs/transfer-semantics.md §Rules ("placement"),
+// "R1".."R31" for docs/tcgen05-rules.md ids.
 const char* to_string(Rule rule) noexcept;
 
 // The inverse of to_string(); nullopt for text that names no rule.
 std::optional<Rule> parse_rule(std::string_view text) noexcept;
 
-// TCGEN05.md §9 rule `id` (1..31) as a Rule; kNone outside that range.
+// docs/tcgen05-rules.md §Rules rule `id` (1..31) as a Rule; kNone outside that range.
 Rule tcgen05_rule(int id) noexcept;
 
 }  // namespace tmem

@@ -1,5 +1,5 @@
 // tmem::run_transfer: runs a transfer's harness kernels on random data on some device and checks
-// every element against what the tensor views predict (`tmemjit run`, DESIGN.md §5).
+// every element against what the tensor views predict (`tmemjit run`, docs/design.md §CLI).
 //
 // Checks, each with its own seeded data:
 //   raw        Raw -> TMEM -> Raw2 through 32x32b only: the raw path the other checks rely on
@@ -37,9 +37,9 @@ namespace tmem {
 struct RunOptions {
   Device device = Device::kAuto;
   std::uint64_t seed = 1;  // the same seed gives the same data
-  // 1: one CTA allocates TMEM. 2: a CTA pair (cta_group::2, TCGEN05.md §6) launched as a cluster
-  // of 2 CTAs runs every check, CTA 1 on the complement of CTA 0's data, so a CTA that touches its
-  // peer's block fails; devices sim and emu run it.
+  // 1: one CTA allocates TMEM. 2: a CTA pair (cta_group::2, docs/tcgen05-rules.md §Lifecycle)
+  // launched as a cluster of 2 CTAs runs every check, CTA 1 on the complement of CTA 0's data, so a
+  // CTA that touches its peer's block fails; devices sim and emu run it.
   int cta_group = 1;
 };
 
@@ -69,7 +69,7 @@ struct CheckResult {
   bool passed = false;
   std::optional<Mismatch> mismatch;  // the first wrong element
   std::string error;                 // or: the rule the run broke (simulator), with details
-  Rule rule = Rule::kNone;           // that rule (TCGEN05.md id), when the run broke one
+  Rule rule = Rule::kNone;           // that rule (docs/tcgen05-rules.md id), when the run broke one
 };
 
 // A check that did not run, and why ("store": the views put two elements on one TMEM cell).

@@ -1,5 +1,6 @@
 // tmem::select: picks the tcgen05.ld/st form and the operand views for two logical tiles
-// (`tmemjit check --op auto`), preferring the fewest instructions per warp (DESIGN.md §3).
+// (`tmemjit check --op auto`), preferring the fewest instructions per warp
+// (docs/transfer-semantics.md §Plan).
 #pragma once
 
 #include <optional>
@@ -34,10 +35,10 @@ struct Selection {
 };
 
 struct SelectOptions {
-  // The most registers one instruction may take (its vector, TCGEN05.md §3), so that a load's
-  // destination fits beside the rest of a kernel: forms above it are skipped, and the tile moves
-  // in more repeats of a smaller .num (32x32b.x32 four times rather than x128 once). 0: no budget
-  // (128, the widest form). Outside 0..128 is kUsage.
+  // The most registers one instruction may take (its vector, docs/tcgen05-rules.md §Registers), so
+  // that a load's destination fits beside the rest of a kernel: forms above it are skipped, and the
+  // tile moves in more repeats of a smaller .num (32x32b.x32 four times rather than x128 once). 0:
+  // no budget (128, the widest form). Outside 0..128 is kUsage.
   int register_budget = 0;
 };
 

@@ -1,5 +1,6 @@
-// Kernel specialization (DESIGN.md §7): a transfer as a device function inside the user's own
-// kernel, and compile_kernel, which specializes that kernel for layouts chosen at run time.
+// Kernel specialization (docs/design.md §Specialization): a transfer as a device function inside
+// the user's own kernel, and compile_kernel, which specializes that kernel for layouts chosen at
+// run time.
 #pragma once
 
 #include <span>
@@ -32,10 +33,11 @@ struct DeviceFunctionOptions {
   bool wait = true;              // false: the caller calls NAME_wait() itself (overlap a load)
   bool warp_argument = false;    // true: the caller passes the warp's index (warp-specialized)
   bool column_argument = false;  // true: the caller passes a column offset added to every address
-  // The lifecycle helpers' .cta_group (TCGEN05.md §6): 1, one warp of the CTA allocates; 2, a
-  // CTA pair (a cluster of 2 CTAs, for 2-SM MMAs) allocates together, one warp in each CTA, and
-  // tmemjit::cluster_sync() (PTX: tmemjit_cluster_sync) orders the peers (docs/specialization.md).
-  // Transfers compiled into one kernel share one value (R27); other values are kUsage.
+  // The lifecycle helpers' .cta_group (docs/tcgen05-rules.md §Lifecycle): 1, one warp of the CTA
+  // allocates; 2, a CTA pair (a cluster of 2 CTAs, for 2-SM MMAs) allocates together, one warp in
+  // each CTA, and tmemjit::cluster_sync() (PTX: tmemjit_cluster_sync) orders the peers
+  // (docs/specialization.md). Transfers compiled into one kernel share one value (R27); other
+  // values are kUsage.
   int cta_group = 1;
   friend bool operator==(const DeviceFunctionOptions&, const DeviceFunctionOptions&) = default;
 };

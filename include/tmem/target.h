@@ -1,4 +1,5 @@
-// Compilation targets that run tcgen05 (TCGEN05.md §8) and the PTX ISA version each needs.
+// Compilation targets that run tcgen05 (docs/tcgen05-rules.md §Targets) and the PTX ISA version
+// each needs.
 #pragma once
 
 #include <span>
@@ -39,9 +40,10 @@ int compute_capability(Target target) noexcept;
 // Family targets (sm_100f) run on every device of the family; arch targets need an exact match.
 bool is_family_target(Target target) noexcept;
 // Whether code for `target` loads on a device of compute capability `cc` (e.g. 103 for 10.3):
-// sm_100a needs exactly 100; sm_100f accepts 100 and 103; sm_103f accepts 103 (TCGEN05.md §8).
-// sm_90 (emulation) accepts every cc >= 90: its cubin runs on 9.x, and on later devices the
-// emulation executor hands the driver the PTX, which it JIT-compiles for the device.
+// sm_100a needs exactly 100; sm_100f accepts 100 and 103; sm_103f accepts 103
+// (docs/tcgen05-rules.md §Targets). sm_90 (emulation) accepts every cc >= 90: its cubin runs
+// on 9.x, and on later devices the emulation executor hands the driver the PTX, which it
+// JIT-compiles for the device.
 bool runs_on(Target target, int cc) noexcept;
 
 }  // namespace tmem

@@ -50,8 +50,8 @@ std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
 // "(64,128)"; one-dimensional shapes print as "(64,)".
 std::string shape_to_string(std::span<const std::int64_t> shape);
 
-// TIRx's tmem_datapath_layout (DESIGN.md §2, PTX ISA "Data Path Layout Organization"): logical
-// (r, c) of a (rows, cols) tile in TMEM, for letters A-G.
+// TIRx's tmem_datapath_layout (docs/descriptor-language.md §Factories, PTX ISA "Data Path Layout
+// Organization"): logical (r, c) of a (rows, cols) tile in TMEM, for letters A-G.
 //   A, D: rows 128, S[(128,cols):(1@TLane,1@TCol)]
 //   B, E: rows 64,  S[(64,2,cols/2):(1@TLane,64@TLane,1@TCol)]   (cols even)
 //   F, C: rows 64,  S[(4,16,cols):(32@TLane,1@TLane,1@TCol)] (+ 16@TLane when sub_slab = 1)

@@ -16,8 +16,9 @@
 TMEMJIT_API_BEGIN
 namespace tmem {
 
-// Who issues the instruction (DESIGN.md §3): one statically chosen warp W, the four warps of a
-// warpgroup, or the first NW warps of the CTA. The scope fixes the operands' group prefix.
+// Who issues the instruction (docs/transfer-semantics.md §Operands): one statically chosen warp W,
+// the four warps of a warpgroup, or the first NW warps of the CTA. The scope fixes the operands'
+// group prefix.
 class Scope {
  public:
   enum class Kind { kWarp, kWarpgroup, kCta };
@@ -110,7 +111,8 @@ class TransferSpec {
                                           std::optional<std::string_view> imm = std::nullopt);
   // The canonical text of to_string(): one "key: value" line per field.
   static Result<TransferSpec> parse(std::string_view text);
-  // A JSON object with the keys op, scope, tmem, regs and optionally tmem2, imm (DESIGN.md §5).
+  // A JSON object with the keys op, scope, tmem, regs and optionally tmem2, imm (docs/design.md
+  // §CLI).
   static Result<TransferSpec> from_json(std::string_view json);
 
   const Opcode& op() const noexcept { return op_; }

@@ -1,5 +1,5 @@
 // tmem::View: a re-indexing of a Tensor's logical index space (rearrange, view, permute, index)
-// that never moves data, and its map to physical coordinates (DESIGN.md §2).
+// that never moves data, and its map to physical coordinates (docs/descriptor-language.md §Views).
 //
 // Representation: each view dim is a list of digits (extent, stride) into the base tensor's flat
 // row-major index, plus one flat offset. A view coordinate i maps to the base index
@@ -55,7 +55,7 @@ class View {
  public:
   // The identity view of `base`: the same shape, every element in place.
   explicit View(Tensor base);
-  // Parses the view grammar of DESIGN.md §2, e.g.
+  // Parses the view grammar of docs/descriptor-language.md §Grammar, e.g.
   // tmem_datapath_layout("B",64,128).rearrange("(wh r) (wl c) -> (wl wh) r c", wh=2, r=32, wl=2)
   static Result<View> parse(std::string_view text);
 

@@ -1,5 +1,5 @@
-// check() -> Plan and select() -> Selection (DESIGN.md §3, §8): the verdict on a spec, and the
-// choice of an opcode for two tiles.
+// check() -> Plan and select() -> Selection (docs/transfer-semantics.md §Rules, docs/design.md
+// §Python): the verdict on a spec, and the choice of an opcode for two tiles.
 #include "tmem/check.h"
 
 #include <nanobind/stl/optional.h>
@@ -50,8 +50,8 @@ void bind_plan(nb::module_& m) {
 
   nb::class_<tmem::Plan>(
       m, "Plan",
-      "A checked transfer, instruction by instruction (DESIGN.md §3). str() is the listing of\n"
-      "`tmemjit plan`; to_dict() holds the keys of `tmemjit plan --json`.")
+      "A checked transfer, instruction by instruction (docs/transfer-semantics.md §Plan).\n"
+      "str() is the listing of `tmemjit plan`; to_dict() holds the keys of `tmemjit plan --json`.")
       .def_prop_ro(
           "op", [](const tmem::Plan& p) { return p.op.to_string(); }, "the opcode's PTX spelling")
       .def_prop_ro("scope", [](const tmem::Plan& p) { return p.scope.to_string(); })

@@ -1,5 +1,6 @@
-// Python classes of the descriptors: Opcode, View and TransferSpec (DESIGN.md §1-2, §8), immutable
-// values with ==, hash, str and a repr that evaluates back to an equal value.
+// Python classes of the descriptors: Opcode, View and TransferSpec (docs/descriptor-language.md,
+// docs/design.md §Python), immutable values with ==, hash, str and a repr that evaluates back to an
+// equal value.
 #include <Python.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>

@@ -1,5 +1,5 @@
 // compile_transfer and warmup -> Kernel (cubin, PTX, name), and the module cache's counters and
-// maintenance (DESIGN.md §4, §8).
+// maintenance (docs/design.md §Codegen, §Python).
 #include "tmem/jit.h"
 
 #include <nanobind/stl/optional.h>

@@ -1,5 +1,5 @@
 // The nanobind extension module tmemjit._tmemjit: the public C++ API of libtmemjit with Python
-// habits (DESIGN.md §8). The package tmemjit re-exports it.
+// habits (docs/design.md §Python). The package tmemjit re-exports it.
 #include "bindings.h"
 
 NB_MODULE(_tmemjit, m) {

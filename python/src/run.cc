@@ -1,5 +1,6 @@
 // run_transfer -> RunReport: a transfer's harness kernels on random data, on a Blackwell GPU, in
-// Hopper emulation or in the CPU simulator, checked element by element (DESIGN.md §5, §8).
+// Hopper emulation or in the CPU simulator, checked element by element (docs/design.md §CLI,
+// §Python).
 #include "tmem/run.h"
 
 #include <nanobind/stl/optional.h>

@@ -1,6 +1,6 @@
-// device_function and compile_kernel (DESIGN.md §7): the transfer inside the user's own kernel.
-// Bound when the library has include/tmem/specialize.h; the package's Python side says so where
-// it does not (tmemjit/_specialize.py).
+// device_function and compile_kernel (docs/design.md §Specialization): the transfer inside the
+// user's own kernel. Bound when the library has include/tmem/specialize.h; the package's Python
+// side says so where it does not (tmemjit/_specialize.py).
 #include "bindings.h"
 
 #if __has_include("tmem/specialize.h")
@@ -85,8 +85,8 @@ void bind_specialize(nb::module_& m) {
       },
       "spec"_a, nb::kw_only(), "name"_a = "tmem_transfer", "language"_a = "cuda", "wait"_a = true,
       "warp_argument"_a = false, "column_argument"_a = false, "cta_group"_a = 1,
-      "The transfer as a device function to paste into a kernel (DESIGN.md §7): NAME(tmem_base, "
-      "regs\n"
+      "The transfer as a device function to paste into a kernel\n"
+      "(docs/design.md §Specialization): NAME(tmem_base, regs\n"
       "[, warp] [, column]), NAME_wait(), NAME_coord() and the constant NAME_regs. wait=False: "
       "the\n"
       "caller calls NAME_wait() itself; warp_argument / column_argument add those parameters.");

@@ -86,7 +86,7 @@ def test_view_methods_match_the_descriptor_language():
 
 
 def test_view_apply_follows_the_design_example():
-    # DESIGN.md §2: (1,3) maps to {laneid 5, warpid 5, m 1}, plus the replica warpid 9.
+    # docs/descriptor-language.md §Semantics: (1,3) maps to {laneid 5, warpid 5, m 1}, plus the replica warpid 9.
     view = tmemjit.View.parse(
         "tensor((8,16), S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)] + R[2:4@warpid] + 5@warpid, f32)")
     assert view.apply([1, 3]) == [{"m": 1, "warpid": 5, "laneid": 5},

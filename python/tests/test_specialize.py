@@ -1,4 +1,4 @@
-"""device_function and compile_kernel (DESIGN.md §7): the transfer inside the user's own kernel."""
+"""device_function and compile_kernel (docs/design.md §Specialization): the transfer inside the user's own kernel."""
 
 from concurrent.futures import ThreadPoolExecutor
 

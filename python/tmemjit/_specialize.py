@@ -1,4 +1,4 @@
-"""device_function and compile_kernel: a transfer inside the user's own kernel (DESIGN.md §7)."""
+"""device_function and compile_kernel: a transfer inside the user's own kernel (docs/design.md §Specialization)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ else:
     def device_function(spec: TransferSpec, *, name: str = "tmem_transfer", language: str = "cuda",
                         wait: bool = True, warp_argument: bool = False,
                         column_argument: bool = False, cta_group: int = 1):
-        """The transfer as a device function to paste into a kernel (DESIGN.md §7).
+        """The transfer as a device function to paste into a kernel (docs/design.md §Specialization).
 
         Raises Error (code "usage"): this build of libtmemjit has no kernel specialization.
         """
@@ -63,7 +63,7 @@ def compile_kernel(source: str, entry: str,
                    opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
                    extra_options: Iterable[str] = (), cta_group: int = 1,
                    path: str = "") -> Kernel:
-    """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (DESIGN.md §7).
+    """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (docs/design.md §Specialization).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
     options. A CUDA source includes <tmemjit/transfers.cuh>, generated for these transfers; a PTX

@@ -1,5 +1,5 @@
 // Per-dim proof of the native-image rules; see check_by_dims.h. Each block names the rule of
-// DESIGN.md §3 it proves and mirrors the per-element checker in check.cc.
+// docs/transfer-semantics.md §Rules it proves and mirrors the per-element checker in check.cc.
 #include "runtime/check/by_dims.h"
 
 #include <algorithm>

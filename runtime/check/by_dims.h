@@ -1,7 +1,7 @@
 // The fast path of tmem::check: proves the native-image rules per view dim (and once per atom)
-// instead of per element, using AdditiveMap tables (DESIGN.md §3). It only ever says "proven"; when
-// a condition does not hold or cannot be shown this way it gives up, and the per-element checker
-// decides and explains. So it changes speed, never answers or messages.
+// instead of per element, using AdditiveMap tables (docs/transfer-semantics.md §Rules). It only
+// ever says "proven"; when a condition does not hold or cannot be shown this way it gives up, and
+// the per-element checker decides and explains. So it changes speed, never answers or messages.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// The native-image rules of DESIGN.md §3: decide, element by element, whether the instruction
-// repeated over the operand views moves every element where the views say it lives, and plan it.
-// One function per rule (docs/checking.md lists them in the order they are applied); each names
-// its rule (tmem/rule.h) and writes its own message.
+// The native-image rules of docs/transfer-semantics.md §Rules: decide, element by element, whether
+// the instruction repeated over the operand views moves every element where the views say it lives,
+// and plan it. One function per rule (docs/checking.md lists them in the order they are applied);
+// each names its rule (tmem/rule.h) and writes its own message.
 #include "tmem/check.h"
 
 #include <algorithm>
@@ -67,8 +67,8 @@ std::int64_t work_units(const TransferSpec& spec) {
   return units(spec.tmem()) + units(spec.regs()) + (spec.tmem2() ? units(*spec.tmem2()) : 0);
 }
 
-// The operand suffixes an opcode implies (DESIGN.md §3): register words (rows, cols), or
-// (2, 16, N) for 16x32bx2; a 16-bit operand adds a trailing half axis of 2.
+// The operand suffixes an opcode implies (docs/transfer-semantics.md §Operands): register words
+// (rows, cols), or (2, 16, N) for 16x32bx2; a 16-bit operand adds a trailing half axis of 2.
 struct Form {
   std::vector<std::int64_t> atom;  // the atom suffix of the operand's shape
   std::int64_t atom_size = 1;

@@ -1,6 +1,7 @@
 // AdditiveMap: a view's element -> physical coordinate map split into one table per view dim, so
 // that coordinate(x) = origin + sum over dims d of dims[d][x[d]]. The checker uses it to decide
-// the native-image rules per dim (and per atom) instead of per element (DESIGN.md §3).
+// the native-image rules per dim (and per atom) instead of per element (docs/transfer-semantics.md
+// §Rules).
 #pragma once
 
 #include <cstdint>

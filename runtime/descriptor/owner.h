@@ -1,6 +1,6 @@
-// Which warp and lane own a register element, from the thread axes its layout uses (DESIGN.md §3
-// rule 1). Shared by the per-element and the per-dim checkers and by the run harness's placement
-// (view_placement.h), so all three read ownership alike.
+// Which warp and lane own a register element, from the thread axes its layout uses
+// (docs/transfer-semantics.md §Rules rule 1). Shared by the per-element and the per-dim checkers
+// and by the run harness's placement (view_placement.h), so all three read ownership alike.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ inline constexpr AxisMask kThreadAxes = axis_bit(Axis::kTx) | axis_bit(Axis::kWa
                                         axis_bit(Axis::kTidInWg) | axis_bit(Axis::kWidInWg);
 
 // Threads per warp, warps per warpgroup, threads per warpgroup: the ranges of laneid, wid_in_wg
-// and tid_in_wg (DESIGN.md §2).
+// and tid_in_wg (docs/transfer-semantics.md §Rules).
 inline constexpr std::int64_t kLanesPerWarp = 32;
 inline constexpr std::int64_t kWarpsPerWarpgroup = 4;
 inline constexpr std::int64_t kThreadsPerWarpgroup = 128;

@@ -1,4 +1,5 @@
-// Recursive-descent parser of layouts and views (DESIGN.md §2) with column-accurate errors.
+// Recursive-descent parser of layouts and views (docs/descriptor-language.md §Grammar) with
+// column-accurate errors.
 //
 // The grammar nests only one level (a parenthesized tuple or einops group), so the parser never
 // recurses on nesting; text deeper than that fails at the first unexpected '('.

@@ -1,6 +1,7 @@
-// The recursive-descent parser of the descriptor language (DESIGN.md §2), shared by Layout::parse
-// and View::parse. Errors are ErrorCode::kParse "at column N: ..." (1-based) for malformed text,
-// and kLayout / kLimit with the same prefix for well-formed text that describes no valid value.
+// The recursive-descent parser of the descriptor language (docs/descriptor-language.md §Grammar),
+// shared by Layout::parse and View::parse. Errors are ErrorCode::kParse "at column N: ..."
+// (1-based) for malformed text, and kLayout / kLimit with the same prefix for well-formed text that
+// describes no valid value.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,8 @@
 namespace tmem {
 namespace {
 
-// A spec is a few hundred bytes; longer text is refused before any parsing (DESIGN.md: limits).
+// A spec is a few hundred bytes; longer text is refused before any parsing (docs/reliability.md:
+// limits).
 constexpr size_t kMaxSpecBytes = size_t{1} << 20;
 
 Error too_long(std::string_view what, size_t bytes) {

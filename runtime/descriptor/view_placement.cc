@@ -1,5 +1,6 @@
 // Element placement from the views: the register view's thread axes and m, the TMEM view's
-// TLane and TCol, paired element by element (DESIGN.md §2-3).
+// TLane and TCol, paired element by element (docs/descriptor-language.md §Semantics,
+// docs/transfer-semantics.md §Rules).
 #include "runtime/descriptor/view_placement.h"
 
 #include "runtime/descriptor/owner.h"

@@ -29,9 +29,9 @@ struct TmemBits {
 };
 
 // The pieces of a transfer: 32-bit words, or 16-bit halves when either operand has a 16-bit
-// dtype. Piece p is element (group, repeat, atom) of both operands (DESIGN.md §3: both shapes are
-// (*group, *repeat, *atom), the register atom of 16x32bx2 adds the access axis that picks tmem or
-// tmem2). Each piece lists every replica on each side.
+// dtype. Piece p is element (group, repeat, atom) of both operands (docs/transfer-semantics.md
+// §Operands: both shapes are (*group, *repeat, *atom), the register atom of 16x32bx2 adds the
+// access axis that picks tmem or tmem2). Each piece lists every replica on each side.
 class Placement {
  public:
   int piece_bits() const noexcept { return piece_bits_; }

@@ -1,7 +1,7 @@
-// Executors: what runs a harness kernel of a checked transfer on some device (DESIGN.md §1: the
-// CPU simulator, GPU emulation on non-Blackwell GPUs, real tcgen05 on sm_100-class GPUs).
-// `tmemjit run` and the sim/emu/device suites drive all three through this one interface, so the
-// same data checks apply to each.
+// Executors: what runs a harness kernel of a checked transfer on some device (docs/design.md
+// §Pipeline: the CPU simulator, GPU emulation on non-Blackwell GPUs, real tcgen05 on sm_100-class
+// GPUs). `tmemjit run` and the sim/emu/device suites drive all three through this one interface, so
+// the same data checks apply to each.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +33,8 @@ class Executor {
   // or kRule naming the instruction, warp and cell; a device failure is kDriver.
   virtual Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
                      std::span<const std::uint32_t> first, std::span<std::uint32_t> second) = 0;
-  // The same kernel with the lifecycle of a CTA pair (cta_group::2, TCGEN05.md §6), launched as a
-  // cluster of 2 CTAs: each buffer holds CTA 0's block, then CTA 1's
+  // The same kernel with the lifecycle of a CTA pair (cta_group::2, docs/tcgen05-rules.md
+  // §Lifecycle), launched as a cluster of 2 CTAs: each buffer holds CTA 0's block, then CTA 1's
   // (kernels::launch_shape(plan, kind, 2)). A device that cannot launch a cluster says kUsage.
   virtual Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
                           std::span<const std::uint32_t> first, std::span<std::uint32_t> second);

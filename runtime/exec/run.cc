@@ -634,7 +634,7 @@ Result<RunReport> run_transfer(const TransferSpec& spec, const Plan& plan,
   Result<std::unique_ptr<Executor>> executor = make_executor(options.device, &why_not);
   if (!executor) {
     // A device that cannot run (no driver, a GPU without tcgen05) is a driver failure, not an
-    // invalid spec (DESIGN.md §5: exit 3); a toolchain failure stays one.
+    // invalid spec (docs/design.md §CLI: exit 3); a toolchain failure stays one.
     const Error& e = executor.error();
     const ErrorCode code =
         e.code() == ErrorCode::kToolchain ? ErrorCode::kToolchain : ErrorCode::kDriver;

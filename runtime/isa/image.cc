@@ -1,5 +1,5 @@
-// Native images of tcgen05.ld/st (TCGEN05.md §4.1-4.3; PTX ISA §9.7.16.2.3 Figures 183-187,
-// §9.7.16.8.2).
+// Native images of tcgen05.ld/st (docs/tcgen05-rules.md §Images, §Packing, §Split; PTX ISA
+// §9.7.16.2.3 Figures 183-187, §9.7.16.8.2).
 #include "tmem/image.h"
 
 #include <string>

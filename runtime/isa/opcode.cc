@@ -1,5 +1,5 @@
-// The tcgen05.ld / tcgen05.st form table and the opcode parser (TCGEN05.md §1-3, §9 rules R1-R9,
-// and R14 for tcgen05.ld.red).
+// The tcgen05.ld / tcgen05.st form table and the opcode parser (docs/tcgen05-rules.md §Shapes,
+// §Syntax, §Registers, §Rules rules R1-R9, and R14 for tcgen05.ld.red).
 #include "tmem/opcode.h"
 
 #include <algorithm>
@@ -41,7 +41,8 @@ constexpr std::string_view kNumList = ".x1, .x2, .x4, .x8, .x16, .x32, .x64, .x1
 constexpr std::array<std::string_view, 6> kCopyShapes = {"128x256b", "4x256b",  "128x128b",
                                                          "64x128b",  "32x128b", "31x256b"};
 
-// `rule`: the TCGEN05.md §9 rule the text breaks (the message cites it too), kNone for syntax.
+// `rule`: the docs/tcgen05-rules.md §Rules rule the text breaks (the message cites it too), kNone
+// for syntax.
 Error opcode_error(std::string_view text, const std::string& what, Rule rule = Rule::kNone) {
   return Error(ErrorCode::kOpcode, "invalid opcode '" + std::string(text) + "': " + what)
       .set_rule(rule);
@@ -154,7 +155,8 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                             "' is not a TMEM transfer; expected ld or st (rule R1)",
                         Rule::kR1);
   }
-  // tcgen05.ld.red: .red directly after ld (PTX ISA 8.8, TCGEN05.md §2); there is no st.red.
+  // tcgen05.ld.red: .red directly after ld (PTX ISA 8.8, docs/tcgen05-rules.md §Syntax); there is
+  // no st.red.
   const bool red = tokens.size() > 2 && tokens[2] == "red";
   if (red && direction == Direction::kStore)
     return opcode_error(text,
@@ -316,7 +318,8 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     if (auto problem = reduce_field_error(shape, num, reduction))
       return opcode_error(text, *problem + " (rule R14)", Rule::kR14);
     // Order: .sync/.aligned, shape, .xN, then .redOp, .abs, .NaN and the type in any order (ptxas
-    // 13.0 accepts each order; the ISA text and its example differ: TCGEN05.md §8).
+    // 13.0 accepts each order; the ISA text and its example differ: docs/tcgen05-rules.md
+    // §Targets).
     const int last_sync = std::max(pos_sync, pos_aligned);
     const int first_reduce = std::min(
         {pos_red_op, pos_type, pos_abs < 0 ? pos_type : pos_abs, pos_nan < 0 ? pos_type : pos_nan});
@@ -375,7 +378,7 @@ std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediat
 
 namespace {
 // tcgen05.ld.red: sm_103a/f and sm_110a/f (PTX ISA: sm_101a -> sm_110a, sm_101f+, sm_103f+), not
-// sm_100a/f (TCGEN05.md §8, observed with ptxas 13.0).
+// sm_100a/f (docs/tcgen05-rules.md §Targets, observed with ptxas 13.0).
 constexpr std::array<Target, 4> kReduceTargets = {Target::kSm103a, Target::kSm103f, Target::kSm110a,
                                                   Target::kSm110f};
 }  // namespace

@@ -1,4 +1,5 @@
-// The value semantics of tcgen05.ld.red's .redOp{.abs}{.NaN}.type (TCGEN05.md §8, rule R14).
+// The value semantics of tcgen05.ld.red's .redOp{.abs}{.NaN}.type (docs/tcgen05-rules.md §Targets,
+// rule R14).
 #include "tmem/reduction.h"
 
 namespace tmem {

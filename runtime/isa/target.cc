@@ -1,4 +1,5 @@
-// The tcgen05 targets and their PTX ISA versions (TCGEN05.md §8, observed with ptxas 13.0).
+// The tcgen05 targets and their PTX ISA versions (docs/tcgen05-rules.md §Targets, observed with
+// ptxas 13.0).
 #include "tmem/target.h"
 
 #include <array>

@@ -1,5 +1,6 @@
 // tmem::ptx::check_cta_groups: refuses PTX text (a user's module, or one with the lifecycle
-// helpers spliced in) whose kernel mixes .cta_group::1 and .cta_group::2 (TCGEN05.md §6, R27).
+// helpers spliced in) whose kernel mixes .cta_group::1 and .cta_group::2 (docs/tcgen05-rules.md
+// §Lifecycle, R27).
 #pragma once
 
 #include <string_view>

@@ -203,8 +203,8 @@ class Instruction {
                                 std::optional<std::int64_t> imm = std::nullopt);
   static Instruction tcgen05_st(const Opcode& opcode, Reg taddr, std::vector<Reg> regs,
                                 std::optional<std::int64_t> imm = std::nullopt);
-  // tcgen05.ld.red (opcode.reduces()): OPCODE {regs}, redval, [taddr]{, imm}; (TCGEN05.md §2).
-  // dsts() holds the vector and then redval.
+  // tcgen05.ld.red (opcode.reduces()): OPCODE {regs}, redval, [taddr]{, imm};
+  // (docs/tcgen05-rules.md §Syntax). dsts() holds the vector and then redval.
   static Instruction tcgen05_ld_red(const Opcode& opcode, std::vector<Reg> regs, Reg redval,
                                     Reg taddr, std::optional<std::int64_t> imm = std::nullopt);
 
@@ -328,9 +328,10 @@ struct SharedVar {
 };
 
 // PTX ISA version a module built for `target` declares. It is the lowest version that the target
-// accepts (8.6 for sm_100a, 8.8 for sm_100f/sm_103a/sm_103f, 9.0 for sm_110a/f; TCGEN05.md §8),
-// raised to 8.6 for tcgen05: the generated code uses nothing newer, and the lowest version keeps
-// the PTX loadable by the oldest toolkit that knows the target (CUDA 12.8 for sm_100a).
+// accepts (8.6 for sm_100a, 8.8 for sm_100f/sm_103a/sm_103f, 9.0 for sm_110a/f;
+// docs/tcgen05-rules.md §Targets), raised to 8.6 for tcgen05: the generated code uses nothing
+// newer, and the lowest version keeps the PTX loadable by the oldest toolkit that knows the target
+// (CUDA 12.8 for sm_100a).
 PtxVersion default_ptx_version(Target target) noexcept;
 
 // A PTX module: .version, .target, .address_size 64, shared variables and functions.

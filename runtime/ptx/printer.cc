@@ -299,7 +299,8 @@ class Printer {
         out_ += "tcgen05.fence::after_thread_sync";
         break;
       case Op::kTcgen05Ld:
-        // TCGEN05.md §2: OPCODE {r}, [taddr]{, imm}; ld.red: OPCODE {r}, redval, [taddr]{, imm};
+        // docs/tcgen05-rules.md §Syntax: OPCODE {r}, [taddr]{, imm}; ld.red: OPCODE {r}, redval,
+        // [taddr]{, imm};
         out_ += i.opcode()->to_string() + " ";
         if (i.opcode()->reduces()) {
           list(std::vector<Operand>(d.begin(), d.end() - 1), true);
@@ -313,7 +314,7 @@ class Printer {
         if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());
         break;
       case Op::kTcgen05St:
-        // TCGEN05.md §2: OPCODE [taddr]{, imm}, {r};
+        // docs/tcgen05-rules.md §Syntax: OPCODE [taddr]{, imm}, {r};
         out_ += i.opcode()->to_string() + " ";
         operand(d[0]);
         if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());

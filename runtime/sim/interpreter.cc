@@ -1,5 +1,6 @@
 // The CPU simulator's interpreter: scalar PTX per thread, tcgen05 collectives per warp, and the
-// runtime rules of TCGEN05.md §5-7 checked as the instructions execute.
+// runtime rules of docs/tcgen05-rules.md §Addresses, §Lifecycle, §Sync checked as the instructions
+// execute.
 #include "runtime/sim/interpreter.h"
 
 #include <algorithm>
@@ -118,7 +119,8 @@ class Interpreter {
     int pending_phase = -1;        // the cluster phase it arrived in and has not waited for
     int exit_instr = -1;           // a ret that one of its threads executed
   };
-  // One cta_group::2 allocation: one half per CTA, each issued by one warp (TCGEN05.md §6).
+  // One cta_group::2 allocation: one half per CTA, each issued by one warp (docs/tcgen05-rules.md
+  // §Lifecycle).
   struct PairHalf {
     OpRef alloc;     // that CTA's tcgen05.alloc.cta_group::2
     int block = -1;  // its block in that CTA's TMEM
@@ -180,7 +182,7 @@ class Interpreter {
       error.add_detail("instruction", mnemonic(instr));
     throw error.set_rule(rule_of(rule));
   }
-  // The TCGEN05.md id a citation starts with ("R31, PTX ISA §9.7.16.8.5" is R31).
+  // The docs/tcgen05-rules.md id a citation starts with ("R31, PTX ISA §9.7.16.8.5" is R31).
   static Rule rule_of(std::string_view citation) {
     if (citation.size() < 2 || citation[0] != 'R') return Rule::kNone;
     int id = 0;
@@ -756,7 +758,8 @@ class Interpreter {
 
   // ---- tcgen05 collectives --------------------------------------------------------------------
 
-  // An operand that must hold the same value in every lane (TCGEN05.md §5: .sync.aligned).
+  // An operand that must hold the same value in every lane (docs/tcgen05-rules.md §Addresses:
+  // .sync.aligned).
   std::uint64_t uniform(int w, int pc, const Operand& o, const char* what,
                         bool is_address = false) {
     std::uint64_t first = 0;
@@ -774,7 +777,8 @@ class Interpreter {
     return first;
   }
 
-  // cta_group::2 needs the peer CTA launched (a cluster of two) and still active (TCGEN05.md §6).
+  // cta_group::2 needs the peer CTA launched (a cluster of two) and still active
+  // (docs/tcgen05-rules.md §Lifecycle).
   void check_cta_group(int w, int pc, const Instruction& i) {
     if (i.int_arg() != 2) return;
     if (config_.ctas != 2)
@@ -793,7 +797,7 @@ class Interpreter {
   }
 
   // One warp per CTA issues the pair's alloc/dealloc, the same warp in both CTAs (CUTLASS
-  // Allocator2Sm; TCGEN05.md §6).
+  // Allocator2Sm; docs/tcgen05-rules.md §Lifecycle).
   void check_pair_warp(int w, int pc, const char* what) {
     const int cta = cta_of(w), peer = 1 - cta;
     int& mine = pair_warp_[static_cast<size_t>(cta)];
@@ -809,7 +813,7 @@ class Interpreter {
            warp_name(w) + " issues " + what + ", but its peer CTA " + std::to_string(peer) +
                " issues the pair's lifecycle from warp " + std::to_string(theirs) +
                "; the pair's two warps have the same warp id in their CTAs",
-           "R29, TCGEN05.md §6");
+           "R29, docs/tcgen05-rules.md §Lifecycle");
     mine = local_warp(w);
   }
 
@@ -835,14 +839,14 @@ class Interpreter {
                " of a cta_group::2 allocation that its peer CTA " + std::to_string(peer) +
                " has not allocated yet; order both allocs before any use or release with "
                "fence::before_thread_sync, barrier.cluster.arrive/wait, fence::after_thread_sync",
-           "R31, TCGEN05.md §6-7");
+           "R31, docs/tcgen05-rules.md §Lifecycle, §Sync");
     if (!order_.visible(OpKind::kAlloc, theirs, w))
       fail(pc, w, -1,
            warp_name(w) + " " + action + " columns " + std::to_string(pair.column) + ".." +
                std::to_string(pair.column + pair.ncols - 1) +
                " of a cta_group::2 allocation before the peer's alloc at " + where(theirs.instr) +
                " is ordered before it: " + order_.missing(OpKind::kAlloc, theirs, w),
-           "R31, TCGEN05.md §6-7");
+           "R31, docs/tcgen05-rules.md §Lifecycle, §Sync");
   }
 
   static bool legal_ncols(std::uint64_t n) {
@@ -994,7 +998,7 @@ class Interpreter {
       fail(pc, w, -1,
            warp + " deallocates columns that " + warp_name(block.op.warp) + " allocated at " +
                where(block.op.instr) + "; the allocating warp frees them",
-           "R29, TCGEN05.md §6");
+           "R29, docs/tcgen05-rules.md §Lifecycle");
     PairAllocation* pair = pair_of(cta_of(w), index);
     // The verifier refused a kernel that mixes ::1 and ::2 (R27), so ::2 frees pair blocks only.
     if (pair) {
@@ -1004,7 +1008,8 @@ class Interpreter {
       // blocks' were checked equal at the allocs (R29).
       const int peer = 1 - cta_of(w);
       const PairHalf& theirs = pair->halves[static_cast<size_t>(peer)];
-      // With ::2 no access of the peer CTA may be outstanding either (TCGEN05.md §6).
+      // With ::2 no access of the peer CTA may be outstanding either (docs/tcgen05-rules.md
+      // §Lifecycle).
       if (!theirs.dealloc.valid()) check_accesses_done(w, pc, peer, block);
       pair->halves[static_cast<size_t>(cta_of(w))].dealloc = {w, 0, pc};
     }
@@ -1025,14 +1030,14 @@ class Interpreter {
                warp + " deallocates " + cell_name(cta, lane, column) + " while the tcgen05.st at " +
                    where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
                    " may still be running: " + order_.missing(OpKind::kStore, c.last_store, w),
-               "R31, TCGEN05.md §7");
+               "R31, docs/tcgen05-rules.md §Sync");
         for (const OpRef& ld : c.loads)
           if (!order_.visible(OpKind::kLoad, ld, w))
             fail(pc, w, -1,
                  warp + " deallocates " + cell_name(cta, lane, column) +
                      " while the tcgen05.ld at " + where(ld.instr) + " by " + warp_name(ld.warp) +
                      " may still be running: " + order_.missing(OpKind::kLoad, ld, w),
-                 "R31, TCGEN05.md §7");
+                 "R31, docs/tcgen05-rules.md §Sync");
       }
   }
 
@@ -1045,14 +1050,15 @@ class Interpreter {
     return "TMEM lane " + std::to_string(lane) + ", column " + std::to_string(column);
   }
 
-  // tcgen05.ld / tcgen05.st: the native image (TCGEN05.md §4) at the address in the register.
+  // tcgen05.ld / tcgen05.st: the native image (docs/tcgen05-rules.md §Images) at the address in the
+  // register.
   void transfer(int w, const Instruction& i, int pc) {
     const Opcode& op = *i.opcode();
     const bool load = i.op() == Op::kTcgen05Ld;
     const auto& operands = load ? i.dsts() : i.srcs();
     const Operand& addr = load ? i.srcs()[0] : i.dsts()[0];
     const int nregs = op.regs_per_thread();
-    // ld.red: the vector, then redval (TCGEN05.md §2).
+    // ld.red: the vector, then redval (docs/tcgen05-rules.md §Syntax).
     const bool reduces = load && op.reduces();
     if (static_cast<int>(operands.size()) != nregs + (reduces ? 1 : 0))
       fail(pc, w, -1,
@@ -1131,7 +1137,7 @@ class Interpreter {
                  who() + " addresses " + cell_text(lane, column) + " of the allocation made at " +
                      where(a.op.instr) +
                      " before it is handed over: " + order_.missing(OpKind::kAlloc, a.op, w),
-                 "R31, TCGEN05.md §7");
+                 "R31, docs/tcgen05-rules.md §Sync");
           if (block != pair_checked && config_.ctas > 1) {
             if (const PairAllocation* pair = pair_of(cta_of(w), block))
               check_peer_allocated(w, pc, *pair, load ? "reads" : "writes");
@@ -1181,8 +1187,8 @@ class Interpreter {
               c.value = word;
               c.upper_unspecified = false;
             } else {
-              // unpack::16b defines the low 16 bits only (TCGEN05.md §4.2); the upper half gets
-              // junk so that nothing can rely on it.
+              // unpack::16b defines the low 16 bits only (docs/tcgen05-rules.md §Packing); the
+              // upper half gets junk so that nothing can rely on it.
               const std::uint32_t junk =
                   (static_cast<std::uint32_t>(lane * 512 + column) * 0x9E37u + self.seq) & 0xFFFFu;
               c.value = (junk << 16) | ((word >> (16 * at.half)) & 0xFFFFu);
@@ -1197,7 +1203,8 @@ class Interpreter {
         for (int r = 0; r < nregs; ++r)
           write_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(),
                     data[static_cast<size_t>(l * nregs + r)], pc, pc);
-        // ld.red: the min/max over this thread's loaded values (TCGEN05.md §8), pending like them.
+        // ld.red: the min/max over this thread's loaded values (docs/tcgen05-rules.md §Targets),
+        // pending like them.
         if (reduces)
           write_reg(32 * w + l, operands.back().reg(),
                     *reduce(*op.reduction(),

@@ -3,13 +3,14 @@
 // cta_group::2 pair), thread by thread, with the warp-collective tcgen05 instructions executed when
 // all 32 threads of a warp reach them.
 //
-// It knows nothing of Plans or the checker: ld/st move data by the native image of TCGEN05.md §4
-// (tmem/image.h) at the 32-bit address in their register, so a planning or code generation bug
-// shows up as wrong data. While it runs it enforces the runtime rules of TCGEN05.md §5-7 and §9
-// (R16-R26, R29-R31): lane slabs, allocated columns, alloc/dealloc sizes and order, relinquish,
-// uniform operands of .sync.aligned instructions, waits before reuse, the fence/barrier hand-off
-// between warps, nothing left allocated at exit. A violation stops the run with an Error
-// (ErrorCode::kWrongData) naming the rule, the PTX line, the warp and the TMEM cell.
+// It knows nothing of Plans or the checker: ld/st move data by the native image of
+// docs/tcgen05-rules.md §Images (tmem/image.h) at the 32-bit address in their register, so a
+// planning or code generation bug shows up as wrong data. While it runs it enforces the runtime
+// rules of docs/tcgen05-rules.md §Addresses, §Lifecycle, §Sync, §Rules (R16-R26, R29-R31): lane
+// slabs, allocated columns, alloc/dealloc sizes and order, relinquish, uniform operands of
+// .sync.aligned instructions, waits before reuse, the fence/barrier hand-off between warps, nothing
+// left allocated at exit. A violation stops the run with an Error (ErrorCode::kWrongData) naming
+// the rule, the PTX line, the warp and the TMEM cell.
 #pragma once
 
 #include <cstdint>

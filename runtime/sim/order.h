@@ -1,11 +1,11 @@
 // tmem::sim::AsyncOrder: when an asynchronous tcgen05 operation of one warp is complete and
-// visible to another (TCGEN05.md §7, PTX ISA §9.7.16.6):
+// visible to another (docs/tcgen05-rules.md §Sync, PTX ISA §9.7.16.6):
 //   same warp:    st -> tcgen05.wait::st, ld -> tcgen05.wait::ld; an alloc is complete at once;
 //   another warp: the producer completes it, then tcgen05.fence::before_thread_sync, a barrier,
 //                 and the consumer's tcgen05.fence::after_thread_sync after that barrier;
-//   another CTA of the cluster (a cta_group::2 pair, TCGEN05.md §6): the same, where the barrier
-//                 is the cluster barrier (barrier.cluster.arrive, then .wait): bar.sync orders
-//                 only the warps of one CTA.
+//   another CTA of the cluster (a cta_group::2 pair, docs/tcgen05-rules.md §Lifecycle): the
+//                 same, where the barrier is the cluster barrier (barrier.cluster.arrive, then
+//                 .wait): bar.sync orders only the warps of one CTA.
 #pragma once
 
 #include <array>

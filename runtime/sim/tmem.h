@@ -1,6 +1,6 @@
 // tmem::sim::Tmem: the Tensor Memory of one CTA in the CPU simulator (128 lanes x 512 columns x
-// 32 bit, TCGEN05.md §5) with its allocation state (§6) and, per cell, the last asynchronous
-// tcgen05 accesses that the ordering rules (§7) are checked against.
+// 32 bit, docs/tcgen05-rules.md §Addresses) with its allocation state (§Lifecycle) and, per cell,
+// the last asynchronous tcgen05 accesses that the ordering rules (§Sync) are checked against.
 #pragma once
 
 #include <cstdint>

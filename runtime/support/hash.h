@@ -1,4 +1,5 @@
-// Cache keys: 128-bit XXH3 digests built from tagged, length-prefixed fields (DESIGN.md §4).
+// Cache keys: 128-bit XXH3 digests built from tagged, length-prefixed fields (docs/design.md
+// §Codegen).
 #pragma once
 
 #include <cstddef>

@@ -10,7 +10,7 @@ namespace {
 constexpr int kFirstTcgen05 = static_cast<int>(Rule::kR1);
 constexpr int kTcgen05Rules = 31;
 
-// The words of the DESIGN.md §3 rules, in enum order from kNone.
+// The words of the rules of docs/transfer-semantics.md §Rules, in enum order from kNone.
 constexpr std::array<const char*, kFirstTcgen05> kWords = {
     "none",     "axes", "dtype",   "pack",  "shape",     "imm",    "ownership", "slot",
     "replicas", "slab", "columns", "split", "placement", "bounds", "coverage"};

@@ -1,5 +1,5 @@
-// The native-image rules (DESIGN.md §3): the seed's examples, identity specs of every form, and
-// single-field mutations that must each fail with the right rule.
+// The native-image rules (docs/transfer-semantics.md §Rules): the seed's examples, identity specs
+// of every form, and single-field mutations that must each fail with the right rule.
 #include "tmem/check.h"
 
 #include <gtest/gtest.h>

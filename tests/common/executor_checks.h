@@ -3,7 +3,8 @@
 // cases both suites run (the seed's three examples and every opcode's warpgroup identity).
 //
 // The prediction is local to the tests on purpose: it reads the two views element by element
-// (DESIGN.md §2-3) and knows nothing of the checker, the planner or the kernels.
+// (docs/descriptor-language.md §Semantics, docs/transfer-semantics.md §Rules) and knows nothing of
+// the checker, the planner or the kernels.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -37,7 +38,8 @@ inline std::uint32_t bits_of(std::uint32_t word, int half) {
 }
 
 // The CTA thread of a register-operand coordinate: warp scope reads laneid of warp W; warpgroup
-// tid_in_wg or wid_in_wg + laneid; cta tx or warpid + laneid (DESIGN.md §3 rule 1).
+// tid_in_wg or wid_in_wg + laneid; cta tx or warpid + laneid (docs/transfer-semantics.md §Rules
+// rule 1).
 inline int cta_thread(const tmem::Scope& scope, const tmem::PhysCoord& c) {
   using tmem::Axis;
   std::int64_t t = c[Axis::kTx] + 32 * c[Axis::kWarpid] + 128 * c[Axis::kWgid] + c[Axis::kTidInWg] +
@@ -47,9 +49,9 @@ inline int cta_thread(const tmem::Scope& scope, const tmem::PhysCoord& c) {
 }
 
 // Every element of the register view paired with its TMEM element. 16x32bx2: the register
-// operand has an access dim before its last two (DESIGN.md §3: (2,16,N)); access a pairs with
-// tmem (a = 0) or tmem2 (a = 1). Packed forms with a 32-bit register view pair register half h with
-// the TMEM view's trailing dim h.
+// operand has an access dim before its last two (docs/transfer-semantics.md §Rules: (2,16,N));
+// access a pairs with tmem (a = 0) or tmem2 (a = 1). Packed forms with a 32-bit register view pair
+// register half h with the TMEM view's trailing dim h.
 inline std::vector<Link> predict_links(const tmem::TransferSpec& spec) {
   std::vector<Link> links;
   const tmem::View& regs = spec.regs();

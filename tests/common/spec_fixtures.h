@@ -68,8 +68,8 @@ inline SpecText ld_red_accumulator(const std::string& op) {
 }
 
 // A warpgroup spec whose register view is the opcode's own native image (the inverse formulas of
-// TCGEN05.md §4 written as layout digits) and whose TMEM view is each warp's slab from column 0.
-// `lane_offset` (0 or 16) picks the half-slab of 16-row shapes.
+// docs/tcgen05-rules.md §Images written as layout digits) and whose TMEM view is each warp's slab
+// from column 0. `lane_offset` (0 or 16) picks the half-slab of 16-row shapes.
 inline SpecText identity_spec(const tmem::Opcode& op, int lane_offset = 0) {
   const std::string n = std::to_string(op.num());
   const std::string cols = std::to_string(op.atom_cols());

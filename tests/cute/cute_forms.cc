@@ -80,7 +80,8 @@ tmemjit_test::SpecText tile_spec(const tmem::Opcode& op, int cols, int lanes) {
   } else {
     tmem.push_back({op.atom_cols(), "1@TCol", "c"});
   }
-  // The register image (TCGEN05.md §4) as layout digits, grouped back to (row, col) by rearrange.
+  // The register image (docs/tcgen05-rules.md §Images) as layout digits, grouped back to (row, col)
+  // by rearrange.
   std::string groups;
   switch (op.shape()) {
     case tmem::Shape::k32x32b:

@@ -44,7 +44,7 @@ TEST(Axis, Names) {
   EXPECT_FALSE(parse_axis("lane").has_value());
 }
 
-// DESIGN.md §2 / TIRx documentation: (1,3) of an (8,16) tensor.
+// docs/descriptor-language.md §Semantics / TIRx documentation: (1,3) of an (8,16) tensor.
 TEST(Layout, DesignReplicaExample) {
   Layout layout = parse("S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)] + R[2:4@warpid] + 5@warpid");
   EXPECT_EQ(layout.size(), 128);

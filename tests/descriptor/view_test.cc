@@ -82,7 +82,8 @@ TEST(Tensor, Errors) {
             ErrorCode::kLimit);
 }
 
-// Expected (TLane, TCol) of logical (r, c) for each letter (DESIGN.md §2 table).
+// Expected (TLane, TCol) of logical (r, c) for each letter (docs/descriptor-language.md §Factories
+// table).
 PhysCoord datapath_expect(char letter, std::int64_t cols, std::int64_t sub_slab, std::int64_t r,
                           std::int64_t c) {
   switch (letter) {
@@ -229,7 +230,8 @@ TEST(View, ReplicaExampleThroughAView) {
 }
 
 TEST(View, SixteenBitUnitsAreRaw) {
-  // bf16: TCol counts 16-bit halves; unit u is half u%2 of 32-bit cell u/2 (DESIGN.md §2).
+  // bf16: TCol counts 16-bit halves; unit u is half u%2 of 32-bit cell u/2
+  // (docs/descriptor-language.md §Units).
   View view = parse("tensor((32,16,2), S[(32,16,2):(1@TLane,4@TCol,2@TCol)], bf16)");
   EXPECT_EQ(at(view, {3, 5, 1}), coord({{Axis::kTLane, 3}, {Axis::kTCol, 22}}));
   EXPECT_EQ(units_per_word(view.dtype()), 2);

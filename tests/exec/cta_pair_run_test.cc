@@ -1,6 +1,6 @@
-// A CTA pair (cta_group::2, TCGEN05.md §6) through run_transfer and the executors: the simulator
-// (label sim) always; Hopper emulation (suite EmuPair, label emu) on a GPU of compute capability
-// 9.0 or later, skipping with the reason elsewhere.
+// A CTA pair (cta_group::2, docs/tcgen05-rules.md §Lifecycle) through run_transfer and the
+// executors: the simulator (label sim) always; Hopper emulation (suite EmuPair, label emu) on a GPU
+// of compute capability 9.0 or later, skipping with the reason elsewhere.
 #include <gtest/gtest.h>
 
 #include <vector>

@@ -238,7 +238,7 @@ TEST(SimRun, APlanWithOneColumnOffByOneIsWrongData) {
 
 TEST(SimRun, AShiftOntoTheNextRepeatBreaksTheOrderingRule) {
   // Repeat 1 moves onto column 32, which repeat 2 writes too, with no wait::st in between: the
-  // two stores race (ld and st are not ordered with each other, TCGEN05.md §7).
+  // two stores race (ld and st are not ordered with each other, docs/tcgen05-rules.md §Sync).
   const tmem::TransferSpec spec = x16_repeats(4);
   tmem::Plan broken = tmem::check(spec).value();
   broken.repeats[1].column += 1;
@@ -323,8 +323,8 @@ TEST(SimRunBroadcast, TwoRepeatsReadOneCell) {
 }
 
 TEST(SimRunBroadcast, SplitLoadWithImmediateZeroReadsOneBlockTwice) {
-  // TCGEN05.md §4.3: imm = 0 is a legal load (both halves read the same cells); its store would
-  // overlap (R20), so only the load runs.
+  // docs/tcgen05-rules.md §Split: imm = 0 is a legal load (both halves read the same cells); its
+  // store would overlap (R20), so only the load runs.
   auto op = tmem::Opcode::parse("tcgen05.ld.sync.aligned.16x32bx2.x4.b32").value();
   SpecText text = tmemjit_test::identity_spec(op);
   text.tmem2 = text.tmem;

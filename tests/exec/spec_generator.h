@@ -1,8 +1,9 @@
 // Random transfer specs for the differential test of `check` against the simulator
 // (tests/exec/differential_test.cc) and its fuzz target (tests/fuzz/fuzz_differential.cc):
-// valid specs built from the native images (TCGEN05.md §4, DESIGN.md §3), and one-number mutations
-// of them. Everything is text, as a user would type it, so a failing case prints as the exact
-// `tmemjit` command that reproduces it. The same seed gives the same specs on every platform.
+// valid specs built from the native images (docs/tcgen05-rules.md §Images,
+// docs/transfer-semantics.md §Rules), and one-number mutations of them. Everything is text, as a
+// user would type it, so a failing case prints as the exact `tmemjit` command that reproduces it.
+// The same seed gives the same specs on every platform.
 #pragma once
 
 #include <algorithm>
@@ -93,8 +94,8 @@ class SpecGenerator {
  public:
   explicit SpecGenerator(std::uint64_t seed) : rng_(seed) {}
 
-  // A spec that follows every rule of DESIGN.md §3: `check` must accept it. `max_words` bounds
-  // the register words per thread (the simulator's work grows with it).
+  // A spec that follows every rule of docs/transfer-semantics.md §Rules: `check` must accept it.
+  // `max_words` bounds the register words per thread (the simulator's work grows with it).
   SpecText valid(int max_words = 32) {
     for (;;) {
       if (auto spec = try_valid(max_words)) return *spec;
@@ -293,7 +294,7 @@ class SpecGenerator {
       tmem2.offsets = {{"TLane", lane0 + dl}, {"TCol", (column0 + dc) * tmem_units}};
     }
 
-    // ---- registers: the inverse image (TCGEN05.md §4.1) as digits on a lane axis L and m
+    // ---- registers: the inverse image (docs/tcgen05-rules.md §Images) as digits on axes L, m
     OperandText regs;
     regs.dtype = pack                                         ? "b32"
                  : tmem.dtype == "f32" || tmem.dtype == "b32" ? (chance(50) ? "f32" : "u32")

@@ -1,5 +1,5 @@
-// tcgen05.ld.red in the opcode table: every legal form (TCGEN05.md §2, §8), each bullet of rule
-// R14 with a positive and a negative case, its targets and PTX versions.
+// tcgen05.ld.red in the opcode table: every legal form (docs/tcgen05-rules.md §Syntax, §Targets),
+// each bullet of rule R14 with a positive and a negative case, its targets and PTX versions.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -23,7 +23,7 @@ std::string red(const std::string& shape, int num, const std::string& tail) {
   return "tcgen05.ld.red.sync.aligned." + shape + ".x" + std::to_string(num) + "." + tail;
 }
 
-// Every legal (shape, num, op, abs, NaN, type), by hand from TCGEN05.md §8.
+// Every legal (shape, num, op, abs, NaN, type), by hand from docs/tcgen05-rules.md §Targets.
 TEST(LdRed, EveryLegalFormParsesAndPrintsBack) {
   int forms = 0;
   for (const std::string shape : {"32x32b", "16x32bx2"})
@@ -43,7 +43,8 @@ TEST(LdRed, EveryLegalFormParsesAndPrintsBack) {
             EXPECT_TRUE(parsed->reduces());
             EXPECT_TRUE(parsed->is_load());
             EXPECT_FALSE(parsed->packed());
-            EXPECT_EQ(parsed->regs_per_thread(), num);  // as the plain load (TCGEN05.md §3)
+            // As many registers as the plain load (docs/tcgen05-rules.md §Registers).
+            EXPECT_EQ(parsed->regs_per_thread(), num);
             EXPECT_EQ(parsed->reduction()->abs, (flags & 1) != 0);
             EXPECT_EQ(parsed->reduction()->nan, (flags & 2) != 0);
             EXPECT_EQ(std::string(tmem::to_string(parsed->reduction()->type)), type);
@@ -68,7 +69,8 @@ TEST(LdRed, TheImageIsThePlainLoads) {
 }
 
 TEST(LdRed, QualifierOrdersPtxasAcceptsAreCanonicalized) {
-  // ptxas 13.0 accepts each of these (TCGEN05.md §8: the ISA's example spells .u32.max).
+  // ptxas 13.0 accepts each of these (docs/tcgen05-rules.md §Targets: the ISA's example spells
+  // .u32.max).
   for (const char* text : {"tcgen05.ld.red.sync.aligned.32x32b.x8.u32.max",
                            "tcgen05.ld.red.sync.aligned.32x32b.x8.max.NaN.abs.f32",
                            "tcgen05.ld.red.aligned.sync.32x32b.x8.abs.max.f32"}) {

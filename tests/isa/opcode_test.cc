@@ -1,5 +1,5 @@
-// Opcode model: every (dir, shape, num, pack) row of TCGEN05.md §1-3, and every rejection rule
-// R1-R9.
+// Opcode model: every (dir, shape, num, pack) row of docs/tcgen05-rules.md §Shapes, §Syntax,
+// §Registers, and every rejection rule R1-R9.
 #include "tmem/opcode.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +13,8 @@ using tmem::Direction;
 using tmem::Opcode;
 using tmem::Shape;
 
-// TCGEN05.md §3, transcribed by hand: registers per thread for each shape and .num (0 = NA).
+// docs/tcgen05-rules.md §Registers, transcribed by hand: registers per thread for each shape and
+// .num (0 = NA).
 const std::map<std::string, std::map<int, int>> kRegsTable = {
     {"32x32b", {{1, 1}, {2, 2}, {4, 4}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {128, 128}}},
     {"16x64b", {{1, 1}, {2, 2}, {4, 4}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {128, 128}}},
@@ -21,7 +22,7 @@ const std::map<std::string, std::map<int, int>> kRegsTable = {
     {"16x128b", {{1, 2}, {2, 4}, {4, 8}, {8, 16}, {16, 32}, {32, 64}, {64, 128}, {128, 0}}},
     {"16x256b", {{1, 4}, {2, 8}, {4, 16}, {8, 32}, {16, 64}, {32, 128}, {64, 0}, {128, 0}}},
 };
-// TCGEN05.md §1: TMEM footprint per access, plain (lanes, 32-bit columns per .num).
+// docs/tcgen05-rules.md §Shapes: TMEM footprint per access, plain (lanes, 32-bit columns per .num).
 const std::map<std::string, std::pair<int, int>> kFootprint = {{"32x32b", {32, 1}},
                                                                {"16x64b", {16, 2}},
                                                                {"16x128b", {16, 4}},
@@ -74,7 +75,8 @@ TEST(Opcode, EveryRowOfTheTable) {
       }
     }
   }
-  // 5 shapes x 8 nums x 2 dirs x 2 pack modes = 160 cases; 148 legal (TCGEN05.md §3).
+  // 5 shapes x 8 nums x 2 dirs x 2 pack modes = 160 cases; 148 legal (docs/tcgen05-rules.md
+  // §Registers).
   EXPECT_EQ(accepted, 148);
   EXPECT_EQ(rejected, 12);
 }
@@ -109,8 +111,8 @@ TEST(Opcode, EqualityAndHashDistinguishFields) {
 }
 
 TEST(Opcode, AcceptsTheQualifierOrdersPtxasAccepts) {
-  // ptxas 13.0 accepts .aligned.sync and the pack qualifier before .num (TCGEN05.md §2); the
-  // canonical spelling is printed back.
+  // ptxas 13.0 accepts .aligned.sync and the pack qualifier before .num (docs/tcgen05-rules.md
+  // §Syntax); the canonical spelling is printed back.
   auto swapped = Opcode::parse("tcgen05.ld.aligned.sync.32x32b.x2.b32");
   ASSERT_TRUE(swapped.ok());
   EXPECT_EQ(swapped->to_string(), "tcgen05.ld.sync.aligned.32x32b.x2.b32");
@@ -192,7 +194,7 @@ TEST(Opcode, OperandRulesR5AndR9) {
   auto extra_imm = plain.check_operands(8, true);
   ASSERT_TRUE(extra_imm.has_value());
   EXPECT_EQ(extra_imm->rule(), tmem::Rule::kR9) << extra_imm->message();
-  // Pack does not halve the count (TCGEN05.md §3).
+  // Pack does not halve the count (docs/tcgen05-rules.md §Registers).
   auto halved = plain.check_operands(4, false);
   ASSERT_TRUE(halved.has_value());
   EXPECT_EQ(halved->rule(), tmem::Rule::kR5) << halved->message();

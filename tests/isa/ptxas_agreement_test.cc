@@ -147,7 +147,8 @@ TEST(OpcodeAgreement, LegalSpellingsAreAcceptedByBoth) {
       {"tcgen05.ld.sync.aligned.32x32b.x2.b32", 2, false, true},
       {"tcgen05.st.sync.aligned.16x256b.x32.unpack::16b.b32", 128, false, false},
       {"tcgen05.ld.sync.aligned.16x32bx2.x128.pack::16b.b32", 128, true, true},
-      // ptxas also accepts these orders (TCGEN05.md §2); the model accepts and canonicalizes them.
+      // ptxas also accepts these orders (docs/tcgen05-rules.md §Syntax); the model accepts and
+      // canonicalizes them.
       {"tcgen05.ld.aligned.sync.32x32b.x2.b32", 2, false, true},
       {"tcgen05.ld.sync.aligned.16x128b.pack::16b.x2.b32", 4, false, true},
   };

@@ -1,7 +1,8 @@
-// compile_kernel (DESIGN.md §7): a user's kernel specialized for transfers chosen at run time.
-// Two transfers in one file with the plan's SASS, the front end reused across layouts of one
-// register count, memory and disk hits, the errors (the user's file and line, an unknown entry,
-// names), the never-called warning, PTX sources, the sm_90 emulation, and Kernel::from_cubin.
+// compile_kernel (docs/design.md §Specialization): a user's kernel specialized for transfers chosen
+// at run time. Two transfers in one file with the plan's SASS, the front end reused across layouts
+// of one register count, memory and disk hits, the errors (the user's file and line, an unknown
+// entry, names), the never-called warning, PTX sources, the sm_90 emulation, and
+// Kernel::from_cubin.
 #include <gtest/gtest.h>
 
 #include <atomic>

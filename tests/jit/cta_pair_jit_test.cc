@@ -1,6 +1,6 @@
-// compile_transfer with CompileOptions::cta_group = 2 (the CTA pair, TCGEN05.md §6): its own cache
-// entry, the pair's PTX in the Kernel, and a launch that is not a whole number of clusters refused
-// before anything is loaded.
+// compile_transfer with CompileOptions::cta_group = 2 (the CTA pair, docs/tcgen05-rules.md
+// §Lifecycle): its own cache entry, the pair's PTX in the Kernel, and a launch that is not a whole
+// number of clusters refused before anything is loaded.
 #include <gtest/gtest.h>
 
 #include <vector>

@@ -1,7 +1,7 @@
-// A user's PTX kernel that calls the PTX form's .funcs (DESIGN.md §7): written in CUDA C++
-// against the ABI kernels/device_function.h documents (by-value .b32 parameters, one aggregate
-// return) and lowered by NVRTC to relocatable PTX, as a code generator that emits PTX would
-// produce it. A round trip of one 128 x 128 tile: acc_st stores in[index] where acc_st_coord
+// A user's PTX kernel that calls the PTX form's .funcs (docs/design.md §Specialization): written in
+// CUDA C++ against the ABI kernels/device_function.h documents (by-value .b32 parameters, one
+// aggregate return) and lowered by NVRTC to relocatable PTX, as a code generator that emits PTX
+// would produce it. A round trip of one 128 x 128 tile: acc_st stores in[index] where acc_st_coord
 // says, acc_ld loads it back and out[index] = the loaded value.
 #pragma once
 

@@ -1,6 +1,6 @@
-// The CTA pair (cta_group::2, TCGEN05.md §6): the harness kernels' lifecycle and its order, ptxas
-// for sm_100a with the paired alloc in the SASS, the lifecycle helpers' pair forms, and R27 for
-// transfers of one kernel that disagree.
+// The CTA pair (cta_group::2, docs/tcgen05-rules.md §Lifecycle): the harness kernels' lifecycle and
+// its order, ptxas for sm_100a with the paired alloc in the SASS, the lifecycle helpers' pair
+// forms, and R27 for transfers of one kernel that disagree.
 #include <gtest/gtest.h>
 
 #include <string>

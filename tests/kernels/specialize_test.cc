@@ -1,6 +1,7 @@
-// Device functions for users' kernels (DESIGN.md §7): goldens of both forms, NAME_coord against
-// the register view element by element for every test spec, the options' signatures, names
-// checked as C identifiers, and the CUDA form compiled by NVRTC (two transfers in one file).
+// Device functions for users' kernels (docs/design.md §Specialization): goldens of both forms,
+// NAME_coord against the register view element by element for every test spec, the options'
+// signatures, names checked as C identifiers, and the CUDA form compiled by NVRTC (two transfers in
+// one file).
 #include "tmem/specialize.h"
 
 #include <gtest/gtest.h>
@@ -100,9 +101,9 @@ std::int64_t evaluate(const tmem::kernels::CoordTerms& terms, int thread, int sl
 }
 
 // NAME_coord(thread, slot) is the register operand's element that the plan's instruction moves
-// in that thread and slot: walked here from the plan and the native image (DESIGN.md §3 rules
-// 1-2), independently of coord_map, which walks the register view's layout. The closed form the
-// generators print gives the same.
+// in that thread and slot: walked here from the plan and the native image
+// (docs/transfer-semantics.md §Rules rules 1-2), independently of coord_map, which walks the
+// register view's layout. The closed form the generators print gives the same.
 TEST(DeviceFunctionCoord, EqualsTheRegisterViewsElementForEverySlotOfEveryTestSpec) {
   int checked_specs = 0;
   for (const SpecText& text : all_test_specs()) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The include rules of DESIGN.md §1, checked over the source tree.
+"""The include rules of docs/architecture.md, checked over the source tree.
 
 * runtime/<stage>/ and kernels/ include only their own stage, the stages below it, and tmem/;
 * include/tmem/ includes only tmem/ and standard headers (no CUDA or third-party header);

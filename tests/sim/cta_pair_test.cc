@@ -1,6 +1,6 @@
-// The simulator on a CTA pair (cta_group::2, TCGEN05.md §6): a hand-built kernel with one switch
-// per step of the pair's lifecycle, the data it moves in both CTAs, and one broken step per rule
-// (R27, R29, R31) rejected with the rule.
+// The simulator on a CTA pair (cta_group::2, docs/tcgen05-rules.md §Lifecycle): a hand-built kernel
+// with one switch per step of the pair's lifecycle, the data it moves in both CTAs, and one broken
+// step per rule (R27, R29, R31) rejected with the rule.
 #include <gtest/gtest.h>
 
 #include <array>

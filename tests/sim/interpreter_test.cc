@@ -24,7 +24,8 @@ Opcode op(const char* text) { return Opcode::parse(text).value(); }
 const Opcode kSt1 = op("tcgen05.st.sync.aligned.32x32b.x1.b32");
 const Opcode kLd1 = op("tcgen05.ld.sync.aligned.32x32b.x1.b32");
 
-// The knobs of the canonical kernel of TCGEN05.md §7, one switch per step a test may break:
+// The knobs of the canonical kernel of docs/tcgen05-rules.md §Sync, one switch per step a test may
+// break:
 //   warp 0 allocs -> fence/bar/fence -> ld.shared base -> per warp: In[tid] -> st at its slab ->
 //   wait::st -> ld -> wait::ld -> Out[tid] -> fence/bar/fence -> warp 0 deallocs -> relinquish.
 struct Variant {
@@ -233,7 +234,8 @@ TEST(Sim, LowestPlacementMovesTheDataToo) {
 }
 
 TEST(Sim, TwoWarpgroupsShareTheSlabsAtDifferentColumns) {
-  // Warps w and w+4 share lane slab w % 4 (TCGEN05.md §5); warp w+4 uses the next column.
+  // Warps w and w+4 share lane slab w % 4 (docs/tcgen05-rules.md §Addresses); warp w+4 uses the
+  // next column.
   Variant v;
   v.threads = 256;
   v.column_per_warpgroup = true;

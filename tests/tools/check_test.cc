@@ -1,4 +1,4 @@
-// tmemjit check / plan: the command contract of DESIGN.md §5 for transfer specs.
+// tmemjit check / plan: the command contract of docs/design.md §CLI for transfer specs.
 #include <gtest/gtest.h>
 
 #include <fstream>

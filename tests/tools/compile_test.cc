@@ -1,5 +1,5 @@
-// tmemjit ptx / tmemjit compile: every --kernel form and every --backend of DESIGN.md §5, with the
-// exit codes of a usage error (2), a toolchain or driver failure (3) and the JSON report.
+// tmemjit ptx / tmemjit compile: every --kernel form and every --backend of docs/design.md §CLI,
+// with the exit codes of a usage error (2), a toolchain or driver failure (3) and the JSON report.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 

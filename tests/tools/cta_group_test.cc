@@ -1,5 +1,5 @@
-// --cta-group on ptx, compile and run: the CTA pair's lifecycle (cta_group::2, TCGEN05.md §6) from
-// the command line, and exit 2 for any value but 1 or 2.
+// --cta-group on ptx, compile and run: the CTA pair's lifecycle (cta_group::2,
+// docs/tcgen05-rules.md §Lifecycle) from the command line, and exit 2 for any value but 1 or 2.
 #include <gtest/gtest.h>
 
 #include <fstream>

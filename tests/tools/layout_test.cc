@@ -1,5 +1,5 @@
 // tmemjit layout: the documented examples through the built command, its JSON, its table and its
-// exit codes (DESIGN.md §5).
+// exit codes (docs/design.md §CLI).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// tmemjit describe / image: the command contract of DESIGN.md §5 for opcodes.
+// tmemjit describe / image: the command contract of docs/design.md §CLI for opcodes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// tmemjit run: PASS with counts, the device it used, and the exit codes of DESIGN.md §5.
+// tmemjit run: PASS with counts, the device it used, and the exit codes of docs/design.md §CLI.
 #include <gtest/gtest.h>
 
 #include <fstream>

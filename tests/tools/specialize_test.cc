@@ -1,5 +1,6 @@
 // tmemjit ptx --kernel cuda|func with the device function's options, and tmemjit specialize
-// (DESIGN.md §7): its JSON, the cache tiers across processes, and its errors and exit codes.
+// (docs/design.md §Specialization): its JSON, the cache tiers across processes, and its errors and
+// exit codes.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -108,7 +109,8 @@ CliResult specialize(std::vector<std::string> argv, const std::vector<std::strin
   return run_cli_argv(argv);
 }
 
-// The fields of DESIGN.md §7, then a second process finds the first's entry on disk.
+// The fields of docs/design.md §Specialization, then a second process finds the first's entry on
+// disk.
 TEST(CliSpecialize, JsonFieldsAndASecondProcessHitsTheDisk) {
   ScratchDir dir;
   const std::string cubin = dir.file("epilogue.cubin");
