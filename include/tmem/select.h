@@ -30,7 +30,10 @@ struct Selection {
   TransferSpec spec;  // the chosen opcode with its (group, *repeat, *atom) views
   Plan plan;
   std::vector<SelectionCandidate> considered;  // every form tried, in the order tried
-  // One line per candidate: why it won or lost.
+  // Why these forms were tried: for 16-bit tiles, how the two elements of a register pair up in
+  // TMEM (plain .b32, or .pack::16b / .unpack::16b). Empty for 32-bit tiles.
+  std::vector<std::string> notes;
+  // The notes, then one line per candidate: why it won or lost.
   std::string explain() const;
 };
 
@@ -42,15 +45,21 @@ struct SelectOptions {
   int register_budget = 0;
 };
 
-// `tmem` and `regs` are the same logical tile (equal shapes and 32-bit dtypes), without group or
-// repeat axes: e.g. tmem_datapath_layout("B",64,128) and the 64x128 register tile. Every plain
-// (non-pack) form of `direction` except 16x32bx2 (which needs a second region) is tried: the
+// `tmem` and `regs` are the same logical tile (equal shapes, both 32-bit or both 16-bit dtypes),
+// without group or repeat axes: e.g. tmem_datapath_layout("B",64,128) and the 64x128 register
+// tile. Every form of `direction` except 16x32bx2 (which needs a second region) is tried: the
 // tile's index bits are sorted into warps (the register layout's thread bits above the lane),
 // atom rows and columns (the TMEM layout's low lane and column bits) and repeats (the rest), and
 // the result is checked like any spec. The legal form with the fewest instructions per warp wins,
-// then the smaller register budget, then the earlier shape (32x32b first). Errors: kLayout for
-// tiles it cannot split (shapes differ, size not a power of two, 16-bit dtypes: name a pack form
-// explicitly), kRule when no form fits (the explanation lists why each failed).
+// then the smaller register budget, then the earlier shape (32x32b first).
+// 16-bit tiles: the bit that moves an element to the other half of its register (m step 1, in
+// 16-bit units) becomes the trailing half axis. Where it moves the element in TMEM picks the
+// forms (Selection::notes says which): 1 unit, the same cell, gives the plain .b32 forms (two
+// 16-bit elements per 32-bit register and cell: FA4's bf16x2 P); 2 units, the low half of the next
+// cell, gives the .pack::16b (ld) / .unpack::16b (st) forms.
+// Errors: kLayout for tiles it cannot split (shapes differ, 32-bit against 16-bit, size not a
+// power of two, 16-bit elements not paired as above), kRule when no form fits (the explanation
+// lists why each failed).
 Result<Selection> select(Direction direction, const Scope& scope, const View& tmem,
                          const View& regs, const SelectOptions& options = {});
 

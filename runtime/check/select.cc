@@ -17,8 +17,10 @@ namespace {
 struct Bit {
   int index = 0;            // dim of the binary view (0 = most significant)
   std::int64_t lane = 0;    // TMEM lane step
-  std::int64_t column = 0;  // TMEM column step (32-bit cells)
+  std::int64_t column = 0;  // TMEM column step: 32-bit cells, or the atom's register-word columns
+  std::int64_t unit = 0;    // TMEM column step in layout units (16-bit halves for 16-bit tiles)
   std::int64_t thread = 0;  // CTA thread step of the owner
+  std::int64_t m = 0;       // register step in layout units (16-bit halves for 16-bit tiles)
 };
 
 std::int64_t thread_of(const PhysCoord& at, AxisMask axes) {
@@ -34,10 +36,70 @@ Result<View> binary(const View& view, int bits) {
   return view.view(twos);
 }
 
+// How the elements of a 16-bit tile pair up (DESIGN.md §2 units): the bit that moves an element to
+// the other half of its register (m step 1) decides the form. Its TMEM step says where that other
+// half lives: in the same cell (1 unit: plain .b32, both halves of each word and cell), or in the
+// low half of the next cell (2 units: .pack::16b on ld, .unpack::16b on st; PTX ISA §9.7.16.8.2).
+struct HalfPairing {
+  std::optional<Bit> half;
+  bool packed = false;
+  std::string note;
+};
+
+Result<HalfPairing> pair_halves(std::vector<Bit>& rest, Direction direction) {
+  auto fail = [](std::string message) {
+    return Error(ErrorCode::kLayout, "--op auto: 16-bit tiles: " + std::move(message));
+  };
+  auto it =
+      std::ranges::find_if(rest, [](const Bit& bit) { return bit.m == 1 && bit.thread == 0; });
+  if (it == rest.end())
+    return fail(
+        "no index bit moves an element to the other half of its register (a register step of 1 "
+        "in 16-bit units); a 32-bit register holds two 16-bit elements, so the register tile "
+        "needs them in pairs");
+  HalfPairing pairing;
+  pairing.half = *it;
+  rest.erase(it);
+  const Bit& half = *pairing.half;
+  if (half.lane != 0 || (half.unit != 1 && half.unit != 2))
+    return fail("the two elements of a register sit " +
+                (half.lane != 0 ? std::to_string(half.lane) +
+                                      (half.lane == 1 ? " TMEM lane apart" : " TMEM lanes apart")
+                                : std::to_string(half.unit) + " 16-bit units apart in TMEM") +
+                "; a form puts them in one cell (1 unit apart: plain .b32) or in the low halves "
+                "of adjacent cells (2 units apart: .pack::16b / .unpack::16b)");
+  pairing.packed = half.unit == 2;
+  const std::int64_t units_per_column = pairing.packed ? 4 : 2;
+  for (Bit& bit : rest) {
+    if (bit.m % 2 != 0)
+      return fail("index bit " + std::to_string(bit.index) + " moves an element by " +
+                  std::to_string(bit.m) + " 16-bit units in the registers, not by whole registers");
+    if (bit.unit % units_per_column != 0)
+      return fail("index bit " + std::to_string(bit.index) + " moves an element by " +
+                  std::to_string(bit.unit) + " 16-bit units in TMEM, not by whole " +
+                  (pairing.packed ? "cell pairs (4 units)" : "cells (2 units)"));
+    bit.column = bit.unit / units_per_column;
+  }
+  const bool load = direction == Direction::kLoad;
+  pairing.note =
+      pairing.packed
+          ? "16-bit tiles: the two elements of a register sit in the low halves of adjacent "
+            "TMEM cells (2 units apart), so only the " +
+                std::string(load ? ".pack::16b forms are tried (the ld packs two cells into one "
+                                   "register)"
+                                 : ".unpack::16b forms are tried (the st unpacks one register "
+                                   "into two cells)")
+          : "16-bit tiles: the two elements of a register share one TMEM cell (1 unit apart), so "
+            "the plain .b32 forms are tried: each moves whole 32-bit words, two 16-bit elements "
+            "per register and cell (a bf16x2 register)";
+  return pairing;
+}
+
 }  // namespace
 
 std::string Selection::explain() const {
   std::string out;
+  for (const std::string& note : notes) out += note + "\n";
   for (const SelectionCandidate& candidate : considered)
     out += candidate.op.to_string() + ": " + candidate.verdict + "\n";
   return out;
@@ -53,14 +115,20 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
   auto layout_error = [](std::string message) {
     return Error(ErrorCode::kLayout, "--op auto: " + std::move(message));
   };
+  const int tmem_width = bits(tmem.dtype()), regs_width = bits(regs.dtype());
+  if (tmem_width != regs_width)
+    return layout_error(
+        "the TMEM tile is " + std::to_string(tmem_width) + "-bit (" +
+        std::string(to_string(tmem.dtype())) + ") and the register tile " +
+        std::to_string(regs_width) + "-bit (" + std::string(to_string(regs.dtype())) +
+        "); automatic selection takes two 32-bit tiles or two 16-bit ones (two elements per "
+        "register); for 16-bit TMEM halves with a b32 register image name the .pack::16b or "
+        ".unpack::16b opcode explicitly");
   if (!std::ranges::equal(tmem.shape(), regs.shape()))
     return layout_error(
         "the TMEM and register tiles must have the same logical shape (one tile, no group or "
         "repeat axes)");
-  if (bits(tmem.dtype()) != 32 || bits(regs.dtype()) != 32)
-    return layout_error(
-        "only 32-bit tiles are selected automatically; for 16-bit data name a .pack::16b or "
-        ".unpack::16b opcode explicitly");
+  const bool halves = tmem_width == 16;
   const std::int64_t size = tmem.size();
   if (size < 32 || !std::has_single_bit(static_cast<std::uint64_t>(size)))
     return layout_error("the tile has " + std::to_string(size) +
@@ -85,10 +153,11 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
     bit.index = d;
     const PhysCoord& t = tmem_map->dims[static_cast<size_t>(d)][1];
     bit.lane = t[Axis::kTLane];
-    bit.column = t[Axis::kTCol];
+    bit.unit = bit.column = t[Axis::kTCol];
     PhysCoord r = regs_map->origin;
     r += regs_map->dims[static_cast<size_t>(d)][1];
     bit.thread = thread_of(r, regs_axes) - thread0;
+    bit.m = regs_map->dims[static_cast<size_t>(d)][1][Axis::kM];
   }
   // Warps: the bits that move an element to another warp, most significant first.
   std::vector<Bit> group_bits, rest;
@@ -101,13 +170,20 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
                         std::to_string(std::int64_t{1} << group_bits.size()) + " warps but scope " +
                         scope.to_string() + " has " + std::to_string(groups));
 
+  HalfPairing pairing;
+  if (halves) {
+    auto paired = pair_halves(rest, direction);
+    if (!paired) return paired.error();
+    pairing = std::move(*paired);
+  }
+
   std::optional<Selection> best;
   std::vector<SelectionCandidate> considered;
   Rule first_rule = Rule::kNone;  // why the first form that reached check was rejected
   for (Shape shape : all_shapes()) {
     if (shape == Shape::k16x32bx2) continue;
     for (int num = 128; num >= 1; num /= 2) {
-      auto op = Opcode::make(direction, shape, num, false);
+      auto op = Opcode::make(direction, shape, num, pairing.packed);
       if (!op) continue;
       SelectionCandidate candidate{.op = *op};
       if (options.register_budget > 0 && op->regs_per_thread() > options.register_budget) {
@@ -142,10 +218,12 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
       std::vector<std::int64_t> order, shape_out;
       for (const auto* part : {&group_bits, &repeat_bits, &row_bits, &col_bits})
         for (const Bit& bit : *part) order.push_back(bit.index);
+      if (pairing.half) order.push_back(pairing.half->index);  // the trailing half axis
       if (scope.group_rank()) shape_out.push_back(groups);
       if (!repeat_bits.empty()) shape_out.push_back(std::int64_t{1} << repeat_bits.size());
       shape_out.push_back(rows);
       shape_out.push_back(cols);
+      if (pairing.half) shape_out.push_back(2);
       const bool in_order = std::ranges::is_sorted(order);
       auto arrange = [&](const View& bits_view) -> Result<View> {
         if (in_order) return bits_view.view(shape_out);
@@ -182,12 +260,12 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
                           plan->instructions_per_warp() < best->plan.instructions_per_warp() ||
                           (plan->instructions_per_warp() == best->plan.instructions_per_warp() &&
                            plan->regs_per_thread < best->plan.regs_per_thread);
-      if (better) best.emplace(Selection{std::move(*spec), std::move(*plan), {}});
+      if (better) best.emplace(Selection{std::move(*spec), std::move(*plan), {}, {}});
       considered.push_back(std::move(candidate));
     }
   }
   if (!best) {
-    std::string why;
+    std::string why = pairing.note.empty() ? std::string() : pairing.note + "\n";
     for (const auto& candidate : considered)
       why += candidate.op.to_string() + ": " + candidate.verdict + "\n";
     return Error(ErrorCode::kRule,
@@ -210,6 +288,7 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
                           std::to_string(best->plan.regs_per_thread);
   }
   best->considered = std::move(considered);
+  if (!pairing.note.empty()) best->notes.push_back(std::move(pairing.note));
   return std::move(*best);
 }
 

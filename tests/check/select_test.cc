@@ -1,5 +1,6 @@
 // --op auto (tmem/select.h): the seed's choice for Layout B, wide forms over narrow ones, a 16-row
-// shape where only it fits, and clear errors for tiles it cannot split.
+// shape where only it fits, 16-bit tiles (plain .b32 and pack forms), and clear errors for tiles
+// it cannot split.
 #include "tmem/select.h"
 
 #include <gtest/gtest.h>
@@ -98,11 +99,16 @@ TEST(Select, RefusesWhatItCannotSplitWithTheReason) {
                    view_of("tensor((128,64), S[(128,64):(1@tid_in_wg,1)], f32)"));
   ASSERT_FALSE(different.ok());
   EXPECT_NE(different.error().message().find("same logical shape"), std::string::npos);
-  auto halves = tmem::select(tmem::Direction::kLoad, scope,
-                             view_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f16)"),
-                             view_of("tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f16)"));
-  ASSERT_FALSE(halves.ok());
-  EXPECT_NE(halves.error().message().find(".pack::16b"), std::string::npos);
+  // 16-bit TMEM halves against a 32-bit register image: only an explicit pack form says that.
+  auto widths = tmem::select(tmem::Direction::kLoad, scope,
+                             view_of("tensor((128,32), S[(128,32):(1@TLane,2@TCol)], f16)"),
+                             view_of("tensor((128,32), S[(128,32):(1@tid_in_wg,1)], b32)"));
+  ASSERT_FALSE(widths.ok());
+  EXPECT_EQ(widths.error().code(), tmem::ErrorCode::kLayout);
+  EXPECT_NE(widths.error().message().find("16-bit (f16) and the register tile 32-bit (b32)"),
+            std::string::npos)
+      << widths.error().message();
+  EXPECT_NE(widths.error().message().find(".pack::16b"), std::string::npos);
   // Registers spread over 4 warps at warp scope.
   auto warp = tmem::select(tmem::Direction::kLoad, tmem::Scope::warp(0).value(),
                            view_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)"),
@@ -130,6 +136,112 @@ TEST(Select, CheckOpAutoExplainOnTheCommandLine) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"op\":\"tcgen05.ld.sync.aligned.32x32b.x64.b32\""), std::string::npos)
       << json.out;
+}
+
+// ---- 16-bit tiles (issue 29, item 1) ---------------------------------------------------------
+
+// FA4's P: a bf16 tile whose register pairs (columns 2q, 2q+1 of a row) share one TMEM cell.
+const std::string kDenseBf16 = "tensor((128,32), S[(128,32):(1@TLane,1@TCol)], bf16)";
+const std::string kPackedBf16 = "tensor((128,32), S[(128,32):(1@TLane,2@TCol)], bf16)";
+const std::string kRegsBf16 = "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], bf16)";
+
+TEST(Select16Bit, RegisterPairsInOneCellTakeThePlainB32Form) {
+  for (auto direction : {tmem::Direction::kStore, tmem::Direction::kLoad}) {
+    auto selection =
+        tmem::select(direction, tmem::Scope::warpgroup(), view_of(kDenseBf16), view_of(kRegsBf16));
+    ASSERT_TRUE(selection.ok()) << selection.error().full_text();
+    const std::string dir = direction == tmem::Direction::kLoad ? "ld" : "st";
+    EXPECT_EQ(selection->spec.op().to_string(), "tcgen05." + dir + ".sync.aligned.32x32b.x16.b32")
+        << selection->explain();
+    // Two bf16 per register: 16 registers and 16 cells per row of 32 elements.
+    EXPECT_EQ(selection->plan.regs_per_thread, 16);
+    EXPECT_EQ(selection->plan.columns_used, 16);
+    EXPECT_EQ(selection->spec.regs().shape().back(), 2) << "the trailing half axis";
+    ASSERT_EQ(selection->notes.size(), 1u);
+    EXPECT_NE(selection->notes[0].find("share one TMEM cell"), std::string::npos);
+    EXPECT_NE(selection->notes[0].find("plain .b32"), std::string::npos);
+    EXPECT_EQ(selection->explain().rfind(selection->notes[0], 0), 0u) << "the note comes first";
+    for (const auto& candidate : selection->considered) EXPECT_FALSE(candidate.op.packed());
+    // The plan equals the hand-written spec's.
+    auto hand = tmem::check(tmem::TransferSpec::from_fields(
+                                "tcgen05." + dir + ".sync.aligned.32x32b.x16.b32", "warpgroup",
+                                kDenseBf16 + ".rearrange(\"(g r) (c h) -> g r c h\", g=4, h=2)",
+                                kRegsBf16 + ".rearrange(\"(g r) (c h) -> g r c h\", g=4, h=2)")
+                                .value());
+    ASSERT_TRUE(hand.ok()) << hand.error().full_text();
+    EXPECT_EQ(selection->plan, *hand);
+  }
+}
+
+TEST(Select16Bit, LowHalvesOfAdjacentCellsTakeThePackForms) {
+  auto load = tmem::select(tmem::Direction::kLoad, tmem::Scope::warpgroup(), view_of(kPackedBf16),
+                           view_of(kRegsBf16));
+  ASSERT_TRUE(load.ok()) << load.error().full_text();
+  EXPECT_EQ(load->spec.op().to_string(), "tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32");
+  EXPECT_EQ(load->plan.columns_used, 32) << "one element per cell";
+  ASSERT_EQ(load->notes.size(), 1u);
+  EXPECT_NE(load->notes[0].find(".pack::16b"), std::string::npos) << load->notes[0];
+  for (const auto& candidate : load->considered) EXPECT_TRUE(candidate.op.packed());
+  auto store = tmem::select(tmem::Direction::kStore, tmem::Scope::warpgroup(), view_of(kPackedBf16),
+                            view_of(kRegsBf16));
+  ASSERT_TRUE(store.ok()) << store.error().full_text();
+  EXPECT_EQ(store->spec.op().to_string(), "tcgen05.st.sync.aligned.32x32b.x16.unpack::16b.b32");
+  EXPECT_NE(store->notes[0].find(".unpack::16b"), std::string::npos) << store->notes[0];
+}
+
+// Layout F (M=64) in bf16 with 16x128b-like registers: a 16-row shape for 16-bit data.
+TEST(Select16Bit, SixteenRowShapesTakeSixteenBitTiles) {
+  // Thread (l, g) of warp w holds row 16w + l/4 + 8*(q%2), columns 2*(l%4 + 4*(q/2)) + h: each
+  // register a pair of one row (16x128b's image over bf16x2 words).
+  auto selection = tmem::select(
+      tmem::Direction::kLoad, tmem::Scope::warpgroup(),
+      view_of("tmem_datapath_layout(\"F\",64,16, dtype=bf16)"),
+      view_of("tensor((64,16), S[(4,2,8,2,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], "
+              "bf16)"));
+  ASSERT_TRUE(selection.ok()) << selection.error().full_text();
+  EXPECT_EQ(selection->spec.op().shape(), tmem::Shape::k16x128b) << selection->explain();
+  EXPECT_FALSE(selection->spec.op().packed());
+}
+
+TEST(Select16Bit, RefusesPairsThatNoFormHoldsWithTheReason) {
+  auto scope = tmem::Scope::warpgroup();
+  // A register's two elements in two lanes.
+  auto lanes =
+      tmem::select(tmem::Direction::kStore, scope,
+                   view_of("tensor((128,32), S[(2,64,32):(1@TLane,2@TLane,1@TCol)], bf16)"),
+                   view_of("tensor((128,32), S[(2,64,32):(1,2@tid_in_wg,2)], bf16)"));
+  ASSERT_FALSE(lanes.ok());
+  EXPECT_EQ(lanes.error().code(), tmem::ErrorCode::kLayout);
+  EXPECT_NE(lanes.error().message().find("1 TMEM lane apart"), std::string::npos)
+      << lanes.error().message();
+  // Four units apart: neither one cell nor adjacent cells.
+  auto far = tmem::select(tmem::Direction::kLoad, scope,
+                          view_of("tensor((128,32), S[(128,32):(1@TLane,4@TCol)], bf16)"),
+                          view_of(kRegsBf16));
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message().find("4 16-bit units apart"), std::string::npos)
+      << far.error().message();
+  // No register pairs at all: every element in a register of its own.
+  auto single = tmem::select(tmem::Direction::kLoad, scope, view_of(kDenseBf16),
+                             view_of("tensor((128,32), S[(128,32):(1@tid_in_wg,2)], bf16)"));
+  ASSERT_FALSE(single.ok());
+  EXPECT_NE(single.error().message().find("other half of its register"), std::string::npos)
+      << single.error().message();
+}
+
+TEST(Select16Bit, CheckOpAutoExplainSaysWhy) {
+  auto r = tmemjit_test::run_cli("check", "--op", "auto.st", "--scope", "warpgroup", "--tmem",
+                                 kDenseBf16, "--regs", kRegsBf16, "--explain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("16-bit tiles: the two elements of a register share one TMEM cell"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("32x32b.x16.b32: chosen"), std::string::npos) << r.out;
+  auto packed = tmemjit_test::run_cli("check", "--op", "auto.ld", "--scope", "warpgroup", "--tmem",
+                                      kPackedBf16, "--regs", kRegsBf16, "--json");
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  EXPECT_EQ(nlohmann::json::parse(packed.out)["op"],
+            "tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32");
 }
 
 // ---- register budget and spill warnings (issue 16, item 8) ----------------------------------
