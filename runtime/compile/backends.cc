@@ -6,6 +6,7 @@
 #include <nvPTXCompiler.h>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -79,10 +80,12 @@ Result<bool> check_options(const CompileOptions& options) {
   return true;
 }
 
-// Keeps the input (before compiling) and the results (after) under options.keep_dir.
+// Keeps the input (before compiling) and the results (after) under options.keep_dir, named
+// keep_file_stem(stem, hash of the input and options).
 class Keeper {
  public:
-  Keeper(const CompileOptions& options, const std::string& input, const char* input_suffix) {
+  Keeper(const CompileOptions& options, const std::string& input, const char* input_suffix,
+         std::string_view stem = {}) {
     if (options.keep_dir.empty()) return;
     // Made here like a cache directory: `--keep DIR` on a directory not yet made is the usual
     // first use, and a bare "cannot write DIR/tmemjit_....ptx" did not say which option was wrong.
@@ -94,7 +97,7 @@ class Keeper {
       return;
     }
     const Key128 key = KeyBuilder().str("input", input).str("options", to_string(options)).finish();
-    stem_ = options.keep_dir + "/tmemjit_" + key.hex().substr(0, 16);
+    stem_ = options.keep_dir + "/" + keep_file_stem(stem, key.hex().substr(0, 16));
     error_ = keep(write_file(stem_ + input_suffix, input));
   }
 
@@ -559,12 +562,30 @@ std::string ptxas_path() {
 #endif
 }
 
+std::string keep_file_stem(std::string_view stem, std::string_view hash) {
+  std::string out;
+  for (const char c : stem.substr(0, std::min(stem.size(), kKeepStemChars))) {
+    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '.' || c == '-';
+    out += plain ? c : '_';
+  }
+  // A leading '.' would hide the files and a leading '-' read as an option in a shell.
+  if (!out.empty() && (out[0] == '.' || out[0] == '-')) out[0] = '_';
+  if (out.empty()) out = "tmemjit";
+  return out + "_" + std::string(hash);
+}
+
 Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options) {
+  return compile_ptx(ptx, options, {});
+}
+
+Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options,
+                                   std::string_view keep_stem) {
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
   // R27 before ptxas: it checks per function only, not a kernel's calls into a ::2 helper.
   if (Status mixed = ptx::check_cta_groups(ptx); !mixed.ok()) return std::move(mixed).error();
   const Backend backend = resolve_backend(options.backend);
-  Keeper keeper(options, ptx, ".ptx");
+  Keeper keeper(options, ptx, ".ptx", keep_stem);
   Result<CompiledModule> result = Error(ErrorCode::kInternal, "no backend ran");
   switch (backend) {
     case Backend::kNvJitLink:

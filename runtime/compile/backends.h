@@ -4,6 +4,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,19 @@
 namespace tmem {
 
 // nvptxcompiler_built_in, resolve_backend, compile_ptx and compile_cuda are public: tmem/compile.h.
+
+// compile_ptx whose files under options.keep_dir are named keep_file_stem(keep_stem, hash) rather
+// than tmemjit_<hash>, so that the kernels kept in one folder say which is which (compile_kernel:
+// "<entry>-<layout tag>"). An empty keep_stem is the plain compile_ptx.
+Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions& options,
+                                   std::string_view keep_stem);
+
+// The name (without suffix) of kept files: `stem` cut to kKeepStemChars characters, every
+// character outside [A-Za-z0-9_.-] turned into '_' (a leading '.' or '-' too), "tmemjit" when
+// empty, then '_' and `hash` (16 hex digits of the input and options), so that two compiles with
+// one stem never overwrite each other's files.
+inline constexpr size_t kKeepStemChars = 96;
+std::string keep_file_stem(std::string_view stem, std::string_view hash);
 
 // NVRTC's front end only: CUDA C++ to PTX (relocatable with `relocatable`) or, with `lto`, to
 // LTO IR (-dlto, relocatable), for options.target (the virtual architecture compute_XX for PTX,
