@@ -618,10 +618,11 @@ Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
     map.used_slots.emplace_back(s, end);
     s = end;
   }
-  map.table.assign(static_cast<size_t>(map.threads) * static_cast<size_t>(map.slots) *
-                       static_cast<size_t>(map.rank),
-                   -1);
   const int units = units_per_word(regs.dtype());
+  map.halves = units;
+  map.table.assign(static_cast<size_t>(map.threads) * static_cast<size_t>(map.slots) *
+                       static_cast<size_t>(units) * static_cast<size_t>(map.rank),
+                   -1);
   const AxisMask axes = regs.axes();
   std::vector<std::int64_t> index(static_cast<size_t>(map.rank));
   for (std::int64_t flat = 0; flat < regs.size(); ++flat) {
@@ -638,12 +639,14 @@ Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
       copy += replica;
       const int thread = scope_thread(plan.scope, owner_of(copy, axes));
       const std::int64_t m = copy[Axis::kM];
-      if (thread < 0 || thread >= map.threads || m < 0 || m % units != 0) continue;
-      const std::int64_t slot = m / units;
+      if (thread < 0 || thread >= map.threads || m < 0) continue;
+      const std::int64_t slot = m / units, half = m % units;
       if (slot >= map.slots || !used[static_cast<size_t>(slot)]) continue;
       for (int d = 0; d < map.rank; ++d)
-        map.table[(static_cast<size_t>(thread) * static_cast<size_t>(map.slots) +
-                   static_cast<size_t>(slot)) *
+        map.table[((static_cast<size_t>(thread) * static_cast<size_t>(map.slots) +
+                    static_cast<size_t>(slot)) *
+                       static_cast<size_t>(units) +
+                   static_cast<size_t>(half)) *
                       static_cast<size_t>(map.rank) +
                   static_cast<size_t>(d)] = static_cast<int>(index[static_cast<size_t>(d)]);
     }

@@ -55,6 +55,7 @@ struct CoordTerms {
 struct CoordMap {
   int threads = 0;  // threads of the scope: 32 (warp), 128 (warpgroup), 32 * NW (cta)
   int slots = 0;    // the plan's registers per thread
+  int halves = 1;   // 2 for a 16-bit register view: each slot holds two elements
   int rank = 0;     // the register tensor's rank
   std::vector<std::pair<int, int>> used_slots;  // [begin, end) ranges of the slots the plan moves
   // index(thread, slot)[d] = dims[d] evaluated, for every thread < threads and used slot...
@@ -63,17 +64,22 @@ struct CoordMap {
   // ... or, when that does not hold, per used slot (thread terms only; slot_bits empty).
   std::vector<std::pair<int, std::vector<CoordTerms>>> per_slot;
   bool expressible = true;  // false: neither form holds; NAME_coord returns -1 (never so far)
-  std::vector<int> table;   // [thread][slot][dim], -1 where unused: the reference
+  std::vector<int> table;   // [thread][slot][half][dim], -1 where unused: the reference
 
-  int at(int thread, int slot, int dim) const noexcept {
-    return table[(static_cast<size_t>(thread) * static_cast<size_t>(slots) +
-                  static_cast<size_t>(slot)) *
+  // The element in the slot's low half (the only one for 32-bit views): what NAME_coord gives.
+  int at(int thread, int slot, int dim) const noexcept { return at(thread, slot, 0, dim); }
+  int at(int thread, int slot, int half, int dim) const noexcept {
+    return table[((static_cast<size_t>(thread) * static_cast<size_t>(slots) +
+                   static_cast<size_t>(slot)) *
+                      static_cast<size_t>(halves) +
+                  static_cast<size_t>(half)) *
                      static_cast<size_t>(rank) +
                  static_cast<size_t>(dim)];
   }
   bool slot_used(int slot) const noexcept;
 };
-// Requires: plan == check(spec). For 16-bit register dtypes, the element in the slot's low half.
+// Requires: plan == check(spec). The table holds both halves of a 16-bit register; the closed
+// forms (dims, per_slot) describe the low half, which NAME_coord returns.
 Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan);
 
 // ---- a transfer ready for code generation ------------------------------------------------------

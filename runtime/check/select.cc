@@ -225,14 +225,15 @@ Result<Selection> select(Direction direction, const Scope& scope, const View& tm
       shape_out.push_back(cols);
       if (pairing.half) shape_out.push_back(2);
       const bool in_order = std::ranges::is_sorted(order);
-      auto arrange = [&](const View& bits_view) -> Result<View> {
-        if (in_order) return bits_view.view(shape_out);
+      // In order, the tile reshapes directly (its text then reads as one .view of the tile).
+      auto arrange = [&](const View& tile, const View& bits_view) -> Result<View> {
+        if (in_order) return tile.view(shape_out);
         auto permuted = bits_view.permute(order);
         if (!permuted) return permuted.error();
         return permuted->view(shape_out);
       };
-      auto tmem_view = arrange(*tmem_bits);
-      auto regs_view = arrange(*regs_bits);
+      auto tmem_view = arrange(tmem, *tmem_bits);
+      auto regs_view = arrange(regs, *regs_bits);
       if (!tmem_view || !regs_view) {
         candidate.verdict =
             "skipped: " + (tmem_view ? regs_view.error() : tmem_view.error()).message();
