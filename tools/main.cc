@@ -7,6 +7,11 @@
 #include "tmem/result.h"
 #include "tools/cli.h"
 
+namespace tmemjit_cli {
+int cmd_coords(const std::vector<std::string>& argv);  // tools/cmd_coords.cc
+int cmd_twin(const std::vector<std::string>& argv);    // tools/cmd_twin.cc
+}  // namespace tmemjit_cli
+
 namespace {
 
 struct CommandEntry {
@@ -29,6 +34,8 @@ constexpr CommandEntry kCommands[] = {
      "                 [--no-cache | --cache-dir DIR]"},
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
+    {"coords", tmemjit_cli::cmd_coords, "coords SPEC [--json]"},
+    {"twin", tmemjit_cli::cmd_twin, "twin SPEC --dtype bf16|f16"},
     {"cache", tmemjit_cli::cmd_cache,
      "cache stats|clear|export BUNDLE|import BUNDLE [--cache-dir DIR] [--json]"},
     {"warmup", tmemjit_cli::cmd_warmup,
