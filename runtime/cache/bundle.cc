@@ -44,7 +44,8 @@ Error bad_bundle(const std::string& what) {
 
 // The whole file, refusing anything that is not a regular file or is too large.
 Result<std::vector<char>> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO at the path is refused below instead of blocking the open.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return Error(ErrorCode::kIo, "cannot open bundle '" + path + "': " + std::strerror(errno));
   struct stat st {};
@@ -74,6 +75,13 @@ Result<std::vector<char>> read_file(const std::string& path) {
 Status write_bundle_file(const std::string& path, const std::string& bytes) {
   const AtomicWrite written =
       write_file_atomically(path, std::span<const char>(bytes.data(), bytes.size()), 0644, ".tmp.");
+  // Only a regular file is replaced: a rename over /dev/null, a FIFO or a symlink would replace
+  // the node itself (issue 30).
+  if (written.not_regular)
+    return Error(
+        ErrorCode::kUsage,
+        "bundle destination '" + path + "' exists and is not a regular file; nothing written",
+        "name a new file or a regular file to replace");
   if (!written.created)
     return Error(ErrorCode::kIo,
                  "cannot create a file beside '" + path + "': " + std::strerror(written.error));

@@ -1,6 +1,7 @@
 // The on-disk module cache: validated entry files, temp-then-rename writes, LRU eviction by mtime.
 #include "runtime/cache/disk.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "runtime/cache/atomic_file.h"
@@ -100,36 +102,142 @@ bool is_temp_name(std::string_view name) {
   return name.find(kTempMarker) != std::string_view::npos;
 }
 
+// A file descriptor closed on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+// The cache makes no symlinks: its own directories (the version directory, the shards) are opened
+// with O_NOFOLLOW, each relative to the one above, so no path is resolved through a link an
+// attacker planted (issue 30: `cache clear` once deleted files behind a symlinked shard).
+Fd open_own_dir(int at, const char* name) {
+  return Fd(::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+const char* file_kind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a regular file";
+}
+
+std::atomic<bool> g_layout_warned{false};
+
+// One warning per process about something in the cache directory the cache did not make
+// (`always`: every time, for an explicit `cache clear`).
+void warn_not_ours(const std::string& what, bool always = false) {
+  if (always || !g_layout_warned.exchange(true))
+    std::fprintf(stderr, "tmemjit: warning: %s\n", what.c_str());
+}
+
+// "<path> is a symbolic link ..." when `name` under `at` is a link or not a directory.
+std::string why_not_a_dir(int at, const fs::path& path, const char* name) {
+  struct stat st {};
+  if (::fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
+  if (S_ISLNK(st.st_mode))
+    return path.string() + " is a symbolic link, which the cache does not make; not followed";
+  if (!S_ISDIR(st.st_mode))
+    return path.string() + " is " + file_kind(st.st_mode) + ", not a directory; skipped";
+  return {};
+}
+
+// Calls visit(shard_fd, shard, name, stat) for every regular file in every shard directory of
+// `version_dir` that is a real directory; a symlinked shard is skipped with a warning. `visit`
+// returns false to stop.
+template <class Visit>
+void for_each_file(const fs::path& version_dir, bool warn_always, Visit visit) {
+  Fd version = open_own_dir(AT_FDCWD, version_dir.c_str());
+  if (!version) {
+    if (errno == ELOOP || errno == ENOTDIR)
+      if (const std::string why = why_not_a_dir(AT_FDCWD, version_dir, version_dir.c_str());
+          !why.empty())
+        warn_not_ours(why, warn_always);
+    return;
+  }
+  DIR* shards = ::fdopendir(::dup(version.get()));
+  if (shards == nullptr) return;
+  bool go_on = true;
+  while (go_on) {
+    const struct dirent* shard_entry = ::readdir(shards);
+    if (shard_entry == nullptr) break;
+    const std::string shard_name = shard_entry->d_name;
+    if (shard_name.size() != 2 || shard_name == "..") continue;
+    Fd shard = open_own_dir(version.get(), shard_name.c_str());
+    if (!shard) {
+      if (const std::string why =
+              why_not_a_dir(version.get(), version_dir / shard_name, shard_name.c_str());
+          !why.empty())
+        warn_not_ours(why, warn_always);
+      continue;
+    }
+    DIR* files = ::fdopendir(::dup(shard.get()));
+    if (files == nullptr) continue;
+    while (go_on) {
+      const struct dirent* file = ::readdir(files);
+      if (file == nullptr) break;
+      struct stat st {};
+      if (::fstatat(shard.get(), file->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+          !S_ISREG(st.st_mode))
+        continue;
+      go_on = visit(shard.get(), shard_name, std::string(file->d_name), st);
+    }
+    ::closedir(files);
+  }
+  ::closedir(shards);
+}
+
 struct FileInfo {
-  fs::path path;
+  std::string shard;  // the two-digit directory
+  std::string name;   // the file in it
   struct timespec mtime;
   uint64_t bytes;
 };
 
 // Every entry file under `version_dir`, plus (in `stale`) temp files old enough to be garbage.
-std::vector<FileInfo> scan(const fs::path& version_dir, std::vector<fs::path>* stale) {
+std::vector<FileInfo> scan(const fs::path& version_dir, std::vector<FileInfo>* stale) {
   std::vector<FileInfo> files;
-  std::error_code ec;
   const auto now = std::chrono::system_clock::now();
-  for (fs::directory_iterator shard(version_dir, ec), end; !ec && shard != end;
-       shard.increment(ec)) {
-    const std::string shard_name = shard->path().filename().string();
-    if (shard_name.size() != 2) continue;
-    std::error_code inner;
-    for (fs::directory_iterator it(shard->path(), inner); !inner && it != end;
-         it.increment(inner)) {
-      const std::string name = it->path().filename().string();
-      struct stat st {};
-      if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (is_entry_name(name)) {
-        files.push_back({it->path(), st.st_mtim, static_cast<uint64_t>(st.st_size)});
-      } else if (stale != nullptr && is_temp_name(name)) {
-        const auto mtime = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
-        if (now - mtime > kStaleTempAge) stale->push_back(it->path());
-      }
-    }
-  }
+  for_each_file(version_dir, false,
+                [&](int, const std::string& shard, const std::string& name, const struct stat& st) {
+                  if (is_entry_name(name)) {
+                    files.push_back({shard, name, st.st_mtim, static_cast<uint64_t>(st.st_size)});
+                  } else if (stale != nullptr && is_temp_name(name)) {
+                    const auto mtime = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
+                    if (now - mtime > kStaleTempAge) stale->push_back({shard, name, st.st_mtim, 0});
+                  }
+                  return true;
+                });
   return files;
+}
+
+// Removes `file` if it is still a regular file in a real shard directory of `version`.
+bool unlink_own(int version, const FileInfo& file) {
+  Fd shard = open_own_dir(version, file.shard.c_str());
+  struct stat st {};
+  if (!shard || ::fstatat(shard.get(), file.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(st.st_mode))
+    return false;
+  return ::unlinkat(shard.get(), file.name.c_str(), 0) == 0;
 }
 
 bool older(const FileInfo& a, const FileInfo& b) {
@@ -245,29 +353,73 @@ fs::path DiskCache::entry_path(const Key128& key) const {
   return version_dir_ / hex.substr(0, 2) / (hex.substr(2) + std::string(kEntrySuffix));
 }
 
+namespace {
+
+// An entry file opened for reading: its shard directory and the file, each opened without
+// following a symlink, the file with O_NONBLOCK so that a FIFO at its path cannot block (a regular
+// file ignores the flag). `why` says what was found instead of a regular file.
+struct OpenEntry {
+  Fd shard;
+  Fd file;
+  std::string name;
+  std::string why;  // non-empty: something the cache did not make is in the way
+};
+
+OpenEntry open_entry(const fs::path& version_dir, const Key128& key) {
+  OpenEntry entry;
+  const std::string hex = key.hex();
+  const std::string shard = hex.substr(0, 2);
+  entry.name = hex.substr(2) + std::string(kEntrySuffix);
+  Fd version = open_own_dir(AT_FDCWD, version_dir.c_str());
+  if (!version) {
+    if (errno == ELOOP || errno == ENOTDIR)
+      entry.why = why_not_a_dir(AT_FDCWD, version_dir, version_dir.c_str());
+    return entry;
+  }
+  entry.shard = open_own_dir(version.get(), shard.c_str());
+  if (!entry.shard) {
+    if (errno == ELOOP || errno == ENOTDIR)
+      entry.why = why_not_a_dir(version.get(), version_dir / shard, shard.c_str());
+    return entry;
+  }
+  entry.file = Fd(::openat(entry.shard.get(), entry.name.c_str(),
+                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!entry.file && errno == ELOOP)
+    entry.why = (version_dir / shard / entry.name).string() +
+                " is a symbolic link, which the cache does not make; not followed";
+  return entry;
+}
+
+}  // namespace
+
 std::optional<Payload> DiskCache::read(const Key128& key, ReadStatus* status) {
   auto report = [&](ReadStatus value) {
     if (status != nullptr) *status = value;
   };
-  const fs::path path = entry_path(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    report(ReadStatus::kAbsent);
+  OpenEntry entry = open_entry(version_dir_, key);
+  if (!entry.file) {
+    if (!entry.why.empty()) warn_not_ours(entry.why + "; treated as a miss");
+    report(entry.why.empty() ? ReadStatus::kAbsent : ReadStatus::kInvalid);
     return std::nullopt;
   }
   struct stat st {};
-  Result<Payload> decoded = read_open(fd, key, &st);
+  Result<Payload> decoded = read_open(entry.file.get(), key, &st);
   if (!decoded.ok()) {
-    // Remove the bad file, unless another process has already renamed a fresh one over it.
-    struct stat now {};
-    if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
-      ::unlink(path.c_str());
-    ::close(fd);
+    if (!S_ISREG(st.st_mode)) {
+      // Not the cache's file: leave it (the next write renames an entry over it).
+      warn_not_ours(entry_path(key).string() + " is " + file_kind(st.st_mode) +
+                    ", not a regular file; treated as a miss");
+    } else {
+      // Remove the bad file, unless another process has already renamed a fresh one over it.
+      struct stat now {};
+      if (::fstatat(entry.shard.get(), entry.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+          now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+        ::unlinkat(entry.shard.get(), entry.name.c_str(), 0);
+    }
     report(ReadStatus::kInvalid);
     return std::nullopt;
   }
-  ::futimens(fd, nullptr);  // LRU: a hit makes the entry the newest; failure only ages it
-  ::close(fd);
+  ::futimens(entry.file.get(), nullptr);  // LRU: a hit makes the entry the newest
   report(ReadStatus::kHit);
   return std::move(decoded).value();
 }
@@ -280,12 +432,16 @@ void DiskCache::fail_writes(const std::string& what, int error_number) {
                  what.c_str(), std::strerror(error_number));
 }
 
-void DiskCache::reset_warning_for_testing() noexcept { g_warned.store(false); }
+void DiskCache::reset_warning_for_testing() noexcept {
+  g_warned.store(false);
+  g_layout_warned.store(false);
+}
 
 Result<Payload> DiskCache::read_open(int fd, const Key128& key, struct stat* st) const {
-  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
-      static_cast<uint64_t>(st->st_size) > kMaxEntryBytes)
-    return bad_entry("unreadable");
+  if (::fstat(fd, st) != 0) return bad_entry("unreadable");
+  if (!S_ISREG(st->st_mode))
+    return bad_entry(std::string(file_kind(st->st_mode)) + ", not a regular file");
+  if (static_cast<uint64_t>(st->st_size) > kMaxEntryBytes) return bad_entry("larger than 4 GiB");
   // Without a signature, only this user's files are trusted: another user's was planted.
   if (!signer_ && st->st_uid != ::geteuid() && st->st_uid != 0)
     return bad_entry("file belongs to another user (uid " + std::to_string(st->st_uid) + ")");
@@ -296,22 +452,24 @@ Result<Payload> DiskCache::read_open(int fd, const Key128& key, struct stat* st)
 
 Result<Payload> DiskCache::peek(const Key128& key) const {
   const fs::path path = entry_path(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Error(ErrorCode::kIo,
-                 "cannot open cache entry " + path.string() + ": " + std::strerror(errno));
+  OpenEntry entry = open_entry(version_dir_, key);
+  if (!entry.file)
+    return Error(ErrorCode::kIo, entry.why.empty() ? "cannot open cache entry " + path.string() +
+                                                         ": " + std::strerror(errno)
+                                                   : entry.why);
   struct stat st {};
-  Result<Payload> decoded = read_open(fd, key, &st);
-  ::close(fd);
+  Result<Payload> decoded = read_open(entry.file.get(), key, &st);
+  if (!decoded.ok() && !S_ISREG(st.st_mode))
+    return Error(ErrorCode::kIo, "cache entry " + path.string() + " is " + file_kind(st.st_mode) +
+                                     ", not a regular file");
   return decoded;
 }
 
 std::vector<Key128> DiskCache::keys() const {
   std::vector<Key128> keys;
   for (const FileInfo& file : scan(version_dir_, nullptr)) {
-    const std::string name = file.path.filename().string();
-    const std::string hex = file.path.parent_path().filename().string() +
-                            name.substr(0, name.size() - kEntrySuffix.size());
+    const std::string hex =
+        file.shard + file.name.substr(0, file.name.size() - kEntrySuffix.size());
     if (std::optional<Key128> key = Key128::parse_hex(hex)) keys.push_back(*key);
   }
   return keys;
@@ -321,22 +479,50 @@ DiskCache::WriteOutcome DiskCache::write(const Key128& key, const Payload& paylo
   WriteOutcome outcome;
   if (!writable()) return outcome;
   const fs::path path = entry_path(key);
-  const fs::path shard = path.parent_path();
-  if (!make_dir(shard, dir_mode_)) {
-    // First write under this root: create the missing parents (private), then the shard.
-    if (!make_dirs_with_mode(root_, 0700) || !make_dir(version_dir_, dir_mode_) ||
-        !make_dir(shard, dir_mode_)) {
-      fail_writes("creating " + shard.string(), errno);
+  const std::string shard_name = path.parent_path().filename().string();
+  const std::string name = path.filename().string();
+  Fd version = open_own_dir(AT_FDCWD, version_dir_.c_str());
+  if (!version && errno == ENOENT) {
+    // First write under this root: create the missing parents (private), then the version dir.
+    if (!make_dirs_with_mode(root_, 0700) || !make_dir(version_dir_, dir_mode_)) {
+      fail_writes("creating " + version_dir_.string(), errno);
       return outcome;
     }
+    version = open_own_dir(AT_FDCWD, version_dir_.c_str());
+  }
+  if (!version) {
+    const int error_number = errno;
+    if (const std::string why = why_not_a_dir(AT_FDCWD, version_dir_, version_dir_.c_str());
+        !why.empty())
+      warn_not_ours(why + "; not written");
+    else
+      fail_writes("opening " + version_dir_.string(), error_number);
+    return outcome;
+  }
+  if (::mkdirat(version.get(), shard_name.c_str(), dir_mode_) == 0) {
+    ::fchmodat(version.get(), shard_name.c_str(), dir_mode_, 0);  // the umask takes no bits away
+  } else if (errno != EEXIST) {
+    fail_writes("creating " + path.parent_path().string(), errno);
+    return outcome;
+  }
+  const Fd shard = open_own_dir(version.get(), shard_name.c_str());
+  if (!shard) {
+    const int error_number = errno;
+    if (const std::string why =
+            why_not_a_dir(version.get(), path.parent_path(), shard_name.c_str());
+        !why.empty())
+      warn_not_ours(why + "; not written");
+    else
+      fail_writes("opening " + path.parent_path().string(), error_number);
+    return outcome;
   }
   const std::string file = encode_entry(key, payload, signer_.get());
-  const AtomicWrite written = write_file_atomically(
-      path.string(), std::span<const char>(file.data(), file.size()), file_mode_, kTempMarker);
+  const AtomicWrite written = write_file_atomically_at(
+      shard.get(), name, std::span<const char>(file.data(), file.size()), file_mode_, kTempMarker);
   if (!written.ok()) {
-    fail_writes(
-        written.created ? "writing " + path.string() : "creating a file in " + shard.string(),
-        written.error);
+    fail_writes(written.created ? "writing " + path.string()
+                                : "creating a file in " + path.parent_path().string(),
+                written.error);
     return outcome;
   }
   outcome.written = true;
@@ -353,18 +539,22 @@ DiskCache::WriteOutcome DiskCache::write(const Key128& key, const Payload& paylo
 }
 
 uint64_t DiskCache::evict_locked(const fs::path& keep) {
-  std::vector<fs::path> stale;
+  std::vector<FileInfo> stale;
   std::vector<FileInfo> files = scan(version_dir_, &stale);
-  for (const fs::path& path : stale) ::unlink(path.c_str());
+  const Fd version = open_own_dir(AT_FDCWD, version_dir_.c_str());
+  if (!version) return 0;
+  for (const FileInfo& file : stale) unlink_own(version.get(), file);
   uint64_t total = 0;
   for (const FileInfo& file : files) total += file.bytes;
   std::sort(files.begin(), files.end(), older);
   const uint64_t low_water = max_bytes_ / 4 * 3;
+  const std::string keep_shard = keep.parent_path().filename().string();
+  const std::string keep_name = keep.filename().string();
   uint64_t evicted = 0;
   for (const FileInfo& file : files) {
     if (total <= low_water) break;
-    if (file.path == keep) continue;
-    if (::unlink(file.path.c_str()) == 0) ++evicted;
+    if (file.shard == keep_shard && file.name == keep_name) continue;
+    if (unlink_own(version.get(), file)) ++evicted;
     total -= file.bytes;  // gone either way: removed here or by another process
   }
   total_bytes_ = total;
@@ -382,21 +572,22 @@ DiskCache::Usage DiskCache::usage() const {
 
 Result<uint64_t> DiskCache::clear() {
   uint64_t removed = 0;
-  std::error_code ec;
-  for (fs::directory_iterator shard(version_dir_, ec), end; !ec && shard != end;
-       shard.increment(ec)) {
-    std::error_code inner;
-    for (fs::directory_iterator it(shard->path(), inner); !inner && it != end;
-         it.increment(inner)) {
-      const std::string name = it->path().filename().string();
-      if (!is_entry_name(name) && !is_temp_name(name)) continue;
-      if (::unlink(it->path().c_str()) == 0)
-        ++removed;
-      else if (errno != ENOENT)
-        return Error(ErrorCode::kIo, "cannot remove cache entry " + it->path().string() + ": " +
-                                         std::strerror(errno));
-    }
-  }
+  std::optional<Error> failed;
+  for_each_file(
+      version_dir_, true,
+      [&](int shard, const std::string& shard_name, const std::string& name, const struct stat&) {
+        if (!is_entry_name(name) && !is_temp_name(name)) return true;
+        if (::unlinkat(shard, name.c_str(), 0) == 0) {
+          ++removed;
+        } else if (errno != ENOENT) {
+          failed = Error(ErrorCode::kIo, "cannot remove cache entry " +
+                                             (version_dir_ / shard_name / name).string() + ": " +
+                                             std::strerror(errno));
+          return false;
+        }
+        return true;
+      });
+  if (failed) return *failed;
   std::lock_guard lock(total_mutex_);
   total_known_ = false;
   return removed;
