@@ -3,6 +3,7 @@
 #include "runtime/cache/remote.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -162,16 +163,71 @@ struct timeval to_timeval(uint32_t ms) {
 }
 
 using ReplyPtr = std::unique_ptr<redisReply, void (*)(void*)>;
+using Deadline = std::chrono::steady_clock::time_point;
 
-ReplyPtr run(redisContext* context, std::initializer_list<std::string_view> args) {
+Deadline deadline_after(uint32_t ms) {
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+}
+
+// Milliseconds left until `deadline`, rounded up; 0 when it has passed.
+int ms_left(Deadline deadline) {
+  const auto left = deadline - std::chrono::steady_clock::now();
+  if (left <= std::chrono::steady_clock::duration::zero()) return 0;
+  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+}
+
+// Waits until `fd` is ready for `events`; false when `deadline` passes first. An error on the
+// socket counts as ready: the read or write that follows reports it.
+bool wait_for(int fd, short events, Deadline deadline) {
+  for (;;) {
+    const int left = ms_left(deadline);
+    if (left == 0) return false;
+    pollfd ready{fd, events, 0};
+    const int n = ::poll(&ready, 1, left);
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return true;
+  }
+}
+
+// One command, its send and its whole reply by `deadline` (issue 30: a server that sends a reply
+// a byte at a time satisfied a per-read timeout forever). nullptr on a fault: the context's error
+// is set, or `timed_out`.
+ReplyPtr run(redisContext* context, std::initializer_list<std::string_view> args, Deadline deadline,
+             bool* timed_out) {
+  *timed_out = false;
+  ReplyPtr none(nullptr, freeReplyObject);
   std::vector<const char*> argv;
   std::vector<size_t> lengths;
   for (std::string_view arg : args) {
     argv.push_back(arg.data());
     lengths.push_back(arg.size());
   }
-  void* reply =
-      redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data());
+  if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()) !=
+      REDIS_OK)
+    return none;
+  for (int done = 0; !done;) {
+    // The socket's own timeout bounds a write that blocks after poll said it would not.
+    const int left = ms_left(deadline);
+    if (left == 0 || !wait_for(context->fd, POLLOUT, deadline)) {
+      *timed_out = true;
+      return none;
+    }
+    struct timeval tv {};
+    tv.tv_sec = left / 1000;
+    tv.tv_usec = (left % 1000) * 1000;
+    redisSetTimeout(context, tv);
+    if (redisBufferWrite(context, &done) != REDIS_OK) return none;
+  }
+  void* reply = nullptr;
+  for (;;) {
+    if (redisGetReplyFromReader(context, &reply) != REDIS_OK) return none;
+    if (reply != nullptr) break;
+    if (!wait_for(context->fd, POLLIN, deadline)) {
+      *timed_out = true;
+      return none;
+    }
+    if (redisBufferRead(context) != REDIS_OK) return none;  // readable: the read cannot block
+  }
   return ReplyPtr(static_cast<redisReply*>(reply), freeReplyObject);
 }
 
@@ -224,7 +280,11 @@ struct RemoteCache::Impl {
     return context;
   }
 
-  redisContext* connect(const RemoteOptions& options, std::string* why) {
+  // A new connection, authenticated and on its database. The TCP connect is bounded by the connect
+  // timeout; then `commands` is set to when AUTH, SELECT and the caller's command must be done by
+  // (one command timeout later, and no later than `overall`).
+  redisContext* connect(const RemoteOptions& options, Deadline overall, Deadline* commands,
+                        std::string* why) {
     const RedisEndpoint& at = options.endpoint;
     redisContext* context =
         redisConnectWithTimeout(at.host.c_str(), at.port, to_timeval(options.connect_timeout_ms));
@@ -240,11 +300,17 @@ struct RemoteCache::Impl {
       redisFree(context);
       return nullptr;
     }
+    *commands = std::min(overall, deadline_after(options.command_timeout_ms));
+    const Deadline deadline = *commands;
     auto setup = [&](std::initializer_list<std::string_view> args, const char* what) {
-      ReplyPtr reply = run(context, args);
+      bool timed_out = false;
+      ReplyPtr reply = run(context, args, deadline, &timed_out);
       if (reply && reply->type != REDIS_REPLY_ERROR) return true;
       *why = std::string(what) + " failed (" +
-             (reply ? std::string(reply->str, reply->len) : context_error(context)) + ")";
+             (reply       ? std::string(reply->str, reply->len)
+              : timed_out ? "no reply within " + std::to_string(options.command_timeout_ms) + " ms"
+                          : context_error(context)) +
+             ")";
       return false;
     };
     const std::string db = std::to_string(at.db);
@@ -260,21 +326,33 @@ struct RemoteCache::Impl {
   }
 
   // One command on a pooled connection (or a new one). nullopt on a fault, with `why` set; an error
-  // reply is returned as such (the connection stays usable).
+  // reply is returned as such (the connection stays usable). Bounds (docs/cache.md): the TCP
+  // connect takes at most the connect timeout; from then on, AUTH, SELECT, the command's send and
+  // its whole reply take at most the command timeout together; and the whole call, a retry on a
+  // fresh connection included, at most their sum.
   std::optional<Reply> command(const RemoteOptions& options,
                                std::initializer_list<std::string_view> args, std::string* why) {
     SigpipeGuard guard;
+    const Deadline overall =
+        deadline_after(options.connect_timeout_ms + options.command_timeout_ms);
     for (int attempt = 0; attempt < 2; ++attempt) {
       redisContext* context = attempt == 0 ? take_idle() : nullptr;
       const bool reused = context != nullptr;
-      if (!reused && (context = connect(options, why)) == nullptr) return std::nullopt;
+      if (!reused && ms_left(overall) == 0) {
+        *why = "no reply within " + std::to_string(options.command_timeout_ms) + " ms";
+        return std::nullopt;
+      }
+      Deadline deadline = std::min(overall, deadline_after(options.command_timeout_ms));
+      if (!reused && (context = connect(options, overall, &deadline, why)) == nullptr)
+        return std::nullopt;
       errno = 0;
-      ReplyPtr reply = run(context, args);
+      bool timed_out = false;
+      ReplyPtr reply = run(context, args, deadline, &timed_out);
       const int error_number = errno;
       if (!reply) {
-        const bool retry = reused && closed_by_server(context, error_number);
+        const bool retry = reused && !timed_out && closed_by_server(context, error_number);
         *why = context_error(context);
-        if (error_number == EAGAIN || error_number == EWOULDBLOCK)
+        if (timed_out || error_number == EAGAIN || error_number == EWOULDBLOCK)
           *why = "no reply within " + std::to_string(options.command_timeout_ms) + " ms";
         redisFree(context);
         if (retry) {

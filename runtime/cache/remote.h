@@ -34,7 +34,7 @@ Result<RedisEndpoint> parse_redis_url(std::string_view url);
 struct RemoteOptions {
   RedisEndpoint endpoint;
   uint32_t connect_timeout_ms = 100;  // TCP connect (a host name is resolved before, unbounded)
-  uint32_t command_timeout_ms = 500;  // each command's send and reply
+  uint32_t command_timeout_ms = 500;  // a command: its send and its whole reply (with AUTH, SELECT)
   uint32_t lock_ttl_ms = 10000;       // expiry of a compile lock: a dead holder frees it this late
   uint32_t lock_wait_ms = 15000;      // how long a lookup waits for another's compile at most
   uint32_t retry_ms = 30000;          // after a fault the tier is not asked for this long

@@ -5,12 +5,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -184,6 +186,73 @@ class RedisServer {
   TempDir dir_;
   pid_t pid_ = -1;
   int port_ = 0;
+};
+
+// A fake server that accepts connections, reads whatever is sent, and answers every command with a
+// bulk string header and then one byte every `gap`: each read gets a byte well within any per-read
+// timeout, but the reply does not complete; after 4 s it closes the connection (so that a client
+// without a whole-reply deadline fails the test in time instead of hanging it; issue 30 item 5).
+// One connection at a time.
+class DribblingServer {
+ public:
+  explicit DribblingServer(std::chrono::milliseconds gap) : gap_(gap) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (listener_ < 0 ||
+        ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(listener_, 16) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      return;
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~DribblingServer() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    if (listener_ >= 0) ::close(listener_);
+  }
+  DribblingServer(const DribblingServer&) = delete;
+  DribblingServer& operator=(const DribblingServer&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  int bytes_sent() const { return sent_.load(); }
+
+ private:
+  void serve() {
+    while (!stop_.load()) {
+      pollfd listening{listener_, POLLIN, 0};
+      if (::poll(&listening, 1, 20) <= 0) continue;
+      const int client = ::accept(listener_, nullptr, nullptr);
+      if (client < 0) continue;
+      char buffer[4096];
+      pollfd readable{client, POLLIN, 0};
+      if (::poll(&readable, 1, 1000) > 0) ::recv(client, buffer, sizeof buffer, 0);
+      const std::string header = "$100000\r\n";
+      ::send(client, header.data(), header.size(), MSG_NOSIGNAL);
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+      while (!stop_.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(gap_);
+        if (::send(client, "x", 1, MSG_NOSIGNAL) != 1) break;
+        sent_.fetch_add(1);
+        // A client that gave up closes the socket: the next send fails and the loop ends.
+        pollfd closed{client, POLLIN, 0};
+        if (::poll(&closed, 1, 0) > 0 && ::recv(client, buffer, sizeof buffer, MSG_DONTWAIT) == 0)
+          break;
+      }
+      ::close(client);
+    }
+  }
+
+  std::chrono::milliseconds gap_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> sent_{0};
+  std::thread thread_;
 };
 
 }  // namespace tmem::testing

@@ -213,6 +213,33 @@ TEST_F(RemoteTest, APausedServerCostsOnlyTheTimeouts) {
   server_.resume();
 }
 
+// A server that sends its reply a byte at a time (issue 30 item 5): every read gets a byte within
+// the 300 ms command timeout, but the whole reply has a deadline too, so the lookup costs about one
+// command timeout, counts one fault and compiles.
+TEST(RemoteSlowServer, AReplyDribbledAByteAtATimeCostsOneCommandTimeout) {
+  if (!RemoteCache::built_in()) GTEST_SKIP() << "libtmemjit was built without hiredis";
+  RemoteCache::reset_warnings_for_testing();
+  ModuleCache::reset_warnings_for_testing();
+  testing::DribblingServer server(std::chrono::milliseconds(20));
+  ASSERT_NE(server.port(), 0);
+  TempDir dir;
+  ModuleCache cache(remote_options(server.url(), dir.path()));
+  std::atomic<int> calls{0};
+  ::testing::internal::CaptureStderr();
+  const auto start = Clock::now();
+  ModuleCache::Lookup lookup{};
+  ASSERT_TRUE(cache.get_or_compile(test_key(70), CountingCompile{&calls, 70}, &lookup).ok());
+  const double elapsed = ms_since(start);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lookup, ModuleCache::Lookup::kCompiled);
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_GE(elapsed, 250);
+  EXPECT_LT(elapsed, 1500);  // connect (100 ms) + command (300 ms), with room for a slow machine
+  EXPECT_EQ(cache.stats().remote_errors, 1u);
+  EXPECT_NE(err.find("no reply within 300 ms"), std::string::npos) << err;
+  EXPECT_GT(server.bytes_sent(), 3);  // it did dribble: each read alone was within the timeout
+}
+
 // The server drops the connections it holds (a restart, an idle timeout, CLIENT KILL): the pooled
 // connection fails with EOF and the command is retried once on a fresh one, without a fault.
 TEST_F(RemoteTest, ADroppedConnectionIsReopenedWithoutAFault) {
