@@ -1,0 +1,1100 @@
+// The include closure scanner and its process-wide cache (include_closure.h).
+#include "runtime/compile/include_closure.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace tmem {
+namespace {
+
+constexpr int64_t kMaxFileBytes = int64_t{64} << 20;  // one header; CUTLASS's largest is 0.3 MiB
+constexpr int kMaxDepth = 200;                        // #include nesting, GCC's limit
+constexpr size_t kMaxClosures = 1024;                 // remembered queries before a reset
+constexpr size_t kMaxFiles = size_t{1} << 16;         // remembered files before a reset
+constexpr size_t kMaxAlternatives = 16;    // header names one computed include may expand to
+constexpr size_t kMaxExpansionDepth = 16;  // macros within macros, for a computed include
+
+// ---- signatures --------------------------------------------------------------------------------
+
+// What stat says of a path, enough to notice a change without reading it. `error` is the errno of
+// a failed stat (the path is absent, or not reachable), 0 otherwise.
+struct Signature {
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t device = 0;
+  uint32_t mode = 0;
+  int error = 0;
+  friend bool operator==(const Signature&, const Signature&) = default;
+};
+
+constexpr int64_t kNsPerSecond = 1000000000;
+
+Signature signature_of(const struct stat& st) {
+  Signature sig;
+  sig.size = st.st_size;
+  sig.mtime_ns = int64_t{st.st_mtim.tv_sec} * kNsPerSecond + st.st_mtim.tv_nsec;
+  sig.ctime_ns = int64_t{st.st_ctim.tv_sec} * kNsPerSecond + st.st_ctim.tv_nsec;
+  sig.inode = st.st_ino;
+  sig.device = st.st_dev;
+  sig.mode = st.st_mode;
+  return sig;
+}
+
+Signature stat_path(const std::string& path) {
+  struct stat st;
+  if (::stat(path.empty() ? "." : path.c_str(), &st) != 0) {
+    Signature sig;
+    sig.error = errno;
+    return sig;
+  }
+  return signature_of(st);
+}
+
+int64_t now_ns() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * kNsPerSecond + ts.tv_nsec;
+}
+
+// Whether a change after `since_ns` could leave `sig` as it is (git's "racy" entries): file
+// timestamps come from a coarse clock, so a write in the same tick as the last one keeps mtime and
+// ctime, and a same-size edit would go unseen. A tick is at most 10 ms (HZ=100); timestamps without
+// nanoseconds suggest a file system that keeps whole seconds (FAT: two). Such a signature is not
+// trusted: the file is read again next time.
+bool is_racy(const Signature& sig, int64_t since_ns) {
+  if (sig.error != 0) return false;
+  const bool whole_seconds = sig.mtime_ns % kNsPerSecond == 0 && sig.ctime_ns % kNsPerSecond == 0;
+  const int64_t window = whole_seconds ? 2 * kNsPerSecond : 50000000;
+  return std::max(sig.mtime_ns, sig.ctime_ns) >= since_ns - window;
+}
+
+// ---- paths -------------------------------------------------------------------------------------
+
+// The directory part of `path`: "" (the current directory) for a bare name.
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {};
+  return slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
+// `name` in `dir`, as the front end forms it (no normalization: "dir/../x" stays, so a symlinked
+// dir resolves as the kernel resolves it).
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || name.front() == '/') return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+// "a/./b//c/../d" as "a/b/d": the key under which a file is visited once (the opened path keeps
+// its spelling). Only ever compared, never opened.
+std::string lexically_normal(const std::string& path) {
+  if (path.find("/.") == std::string::npos && path.find("//") == std::string::npos &&
+      path.rfind("./", 0) != 0)
+    return path;
+  const bool absolute = !path.empty() && path.front() == '/';
+  std::vector<std::string_view> parts;
+  std::string_view rest(path);
+  while (!rest.empty()) {
+    const size_t slash = rest.find('/');
+    const std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (part != ".." || !absolute) {
+      parts.push_back(part);
+    }
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += '/';
+    out += parts[i];
+  }
+  return out.empty() ? std::string(".") : out;
+}
+
+// ---- the lexer ---------------------------------------------------------------------------------
+
+// One #include (or __has_include operand) the scan follows.
+struct Include {
+  std::string name;     // between the delimiters
+  int line = 0;         // 1-based, in the file as written
+  bool angled = false;  // <name>: the include dirs only
+  bool next = false;    // #include_next: the search resumes after the includer's directory
+};
+
+// `#include TOKENS` (or #include_next): resolved, when it can be, by expanding TOKENS with the
+// macros defined in the closure.
+struct Computed {
+  int line = 0;
+  bool next = false;
+  std::string tokens;  // as written, comments cut: "CUDA_STD_HEADER(tuple)"
+};
+
+// A #define, kept for computed includes.
+struct Macro {
+  std::string name;
+  bool function_like = false;
+  std::vector<std::string> params;  // "__VA_ARGS__" for "..."
+  std::vector<std::string> body;    // tokens
+};
+
+// What a file's text says, kept per file version.
+struct FileFacts {
+  Key128 content;
+  std::vector<Include> includes;
+  std::vector<Computed> computed;
+  std::vector<Macro> macros;
+};
+
+bool is_identifier_start(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c >= 0x80;
+}
+bool is_identifier_char(unsigned char c) {
+  return is_identifier_start(c) || (c >= '0' && c <= '9');
+}
+bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+// The preprocessing tokens of one line of directive text, spelled as written (blanks dropped; a
+// string or character literal is one token, "##" and "..." are one each).
+std::vector<std::string> tokenize(std::string_view text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t end = i + 1;
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+      continue;
+    }
+    if (is_identifier_start(c)) {
+      while (end < text.size() && is_identifier_char(static_cast<unsigned char>(text[end]))) ++end;
+    } else if (is_digit(c) || (c == '.' && i + 1 < text.size() &&
+                               is_digit(static_cast<unsigned char>(text[i + 1])))) {
+      while (end < text.size() &&
+             (is_identifier_char(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+        ++end;
+    } else if (c == '"' || c == '\'') {
+      while (end < text.size() && text[end] != static_cast<char>(c))
+        end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+    } else if (c == '#' && i + 1 < text.size() && text[i + 1] == '#') {
+      end = i + 2;
+    } else if (text.substr(i, 3) == "...") {
+      end = i + 3;
+    }
+    out.emplace_back(text.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+// Finds the includes of a translation phase 1-3 view of the text: line continuations are spliced
+// first, then comments, string and character literals (raw ones too) and pp-numbers (whose digit
+// separators are not quotes) are skipped, so only a '#' that begins a logical line starts a
+// directive. Every #include and #define is taken whatever the #if around it.
+class Lexer {
+ public:
+  Lexer(std::string_view text, FileFacts& facts) : facts_(facts) {
+    if (text.find("\\\n") == std::string_view::npos &&
+        text.find("\\\r\n") == std::string_view::npos) {
+      t_ = text;
+      return;
+    }
+    // Splices "\\\n", remembering where each spliced line began in the text as written.
+    spliced_.reserve(text.size());
+    origin_.push_back(1);
+    int line = 1;
+    for (size_t i = 0; i < text.size();) {
+      if (text[i] == '\\') {
+        size_t j = i + 1;
+        if (j < text.size() && text[j] == '\r') ++j;
+        if (j < text.size() && text[j] == '\n') {
+          ++line;
+          i = j + 1;
+          continue;
+        }
+      }
+      if (text[i] == '\n') {
+        ++line;
+        origin_.push_back(line);
+      }
+      spliced_.push_back(text[i++]);
+    }
+    t_ = spliced_;
+  }
+
+  void run() {
+    bool line_start = true;  // only blanks and comments so far on this logical line
+    while (i_ < t_.size()) {
+      const unsigned char c = static_cast<unsigned char>(t_[i_]);
+      if (c == '\n') {
+        ++line_;
+        line_start = true;
+        ++i_;
+      } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+        ++i_;
+      } else if (c == '/' && peek(1) == '/') {
+        skip_line_comment();
+      } else if (c == '/' && peek(1) == '*') {
+        skip_block_comment();  // one blank: a '#' after it may still begin the line
+      } else if (c == '#' && line_start) {
+        ++i_;
+        line_start = false;
+        directive();
+      } else if (c == '"' || c == '\'') {
+        line_start = false;
+        skip_quoted();
+      } else if (is_identifier_start(c)) {
+        line_start = false;
+        identifier_or_literal();
+      } else if (is_digit(c) || (c == '.' && is_digit(static_cast<unsigned char>(peek(1))))) {
+        line_start = false;
+        skip_pp_number();
+      } else {
+        line_start = false;
+        ++i_;
+      }
+    }
+  }
+
+ private:
+  char peek(size_t ahead) const { return i_ + ahead < t_.size() ? t_[i_ + ahead] : '\0'; }
+  int line_number() const {
+    return origin_.empty() ? line_ + 1 : origin_[static_cast<size_t>(line_)];
+  }
+
+  void skip_line_comment() {
+    const size_t end = t_.find('\n', i_);
+    i_ = end == std::string_view::npos ? t_.size() : end;
+  }
+  void skip_block_comment() {
+    const size_t end = t_.find("*/", i_ + 2);
+    const size_t stop = end == std::string_view::npos ? t_.size() : end + 2;
+    line_ += static_cast<int>(std::count(t_.begin() + i_, t_.begin() + stop, '\n'));
+    i_ = stop;
+  }
+  // Blanks and comments that do not end the line.
+  void skip_horizontal() {
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+        ++i_;
+      } else if (c == '/' && peek(1) == '*') {
+        skip_block_comment();
+      } else {
+        return;
+      }
+    }
+  }
+  // A string or character literal from its opening quote; an unterminated one ends at the line's
+  // end (in a skipped #if group, or an apostrophe in #error text).
+  void skip_quoted() {
+    const char quote = t_[i_++];
+    while (i_ < t_.size() && t_[i_] != '\n') {
+      if (t_[i_] == '\\') {
+        i_ += 2;
+        continue;
+      }
+      if (t_[i_++] == quote) return;
+    }
+    i_ = std::min(i_, t_.size());
+  }
+  // R"delim( ... )delim" from its '"'; false (nothing consumed) when the delimiter is malformed.
+  bool skip_raw_string() {
+    const size_t open = t_.find('(', i_ + 1);
+    if (open == std::string_view::npos || open - i_ - 1 > 16) return false;
+    const std::string_view delimiter = t_.substr(i_ + 1, open - i_ - 1);
+    if (delimiter.find_first_of(" \t\n\\)\"") != std::string_view::npos) return false;
+    std::string close = ")";
+    close.append(delimiter);
+    close += '"';
+    const size_t end = t_.find(close, open + 1);
+    const size_t stop = end == std::string_view::npos ? t_.size() : end + close.size();
+    line_ += static_cast<int>(std::count(t_.begin() + i_, t_.begin() + stop, '\n'));
+    i_ = stop;
+    return true;
+  }
+  // 1'000'000 and 0x1p-3: a quote between digits is a separator, a sign after an exponent is part
+  // of the number.
+  void skip_pp_number() {
+    ++i_;
+    while (i_ < t_.size()) {
+      const unsigned char c = static_cast<unsigned char>(t_[i_]);
+      if ((c == '+' || c == '-') &&
+          (t_[i_ - 1] == 'e' || t_[i_ - 1] == 'E' || t_[i_ - 1] == 'p' || t_[i_ - 1] == 'P')) {
+        ++i_;
+      } else if (c == '\'' && is_identifier_char(static_cast<unsigned char>(peek(1)))) {
+        i_ += 2;
+      } else if (is_identifier_char(c) || c == '.') {
+        ++i_;
+      } else {
+        return;
+      }
+    }
+  }
+  std::string_view identifier() {
+    const size_t begin = i_;
+    while (i_ < t_.size() && is_identifier_char(static_cast<unsigned char>(t_[i_]))) ++i_;
+    return t_.substr(begin, i_ - begin);
+  }
+  // An identifier, or the encoding prefix of a literal (u8"", L'', R"()", ...).
+  void identifier_or_literal() {
+    const std::string_view word = identifier();
+    const char next = peek(0);
+    if (next == '"' &&
+        (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
+      if (!skip_raw_string()) skip_quoted();
+    } else if ((next == '"' || next == '\'') &&
+               (word == "u8" || word == "u" || word == "U" || word == "L")) {
+      skip_quoted();
+    } else if (word == "__has_include" || word == "__has_include_next") {
+      has_include(word == "__has_include_next");
+    }
+  }
+  // "name" or <name> on this line, from its opening delimiter.
+  bool header_name(Include& include) {
+    const char close = t_[i_] == '<' ? '>' : '"';
+    const size_t end = t_.find_first_of(close == '>' ? ">\n" : "\"\n", i_ + 1);
+    if (end == std::string_view::npos || t_[end] != close || end == i_ + 1) return false;
+    include.angled = close == '>';
+    include.name.assign(t_.substr(i_ + 1, end - i_ - 1));
+    i_ = end + 1;
+    return true;
+  }
+  // The rest of the line for a message: comments cut, blanks trimmed.
+  std::string rest_of_line() const {
+    const size_t end = std::min(t_.find('\n', i_), t_.size());
+    std::string_view rest = t_.substr(i_, end - i_);
+    rest = rest.substr(0, std::min(rest.find("//"), rest.find("/*")));
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r'))
+      rest.remove_suffix(1);
+    return std::string(rest);
+  }
+  // After a line's '#'. The rest of the line is lexed as usual afterwards, so a __has_include in
+  // an #if is seen there.
+  void directive() {
+    skip_horizontal();
+    const std::string_view word = identifier();
+    if (word == "define") return define();
+    if (word != "include" && word != "include_next") return;  // #import: Objective-C only
+    Include include;
+    include.line = line_number();
+    include.next = word == "include_next";
+    skip_horizontal();
+    if (i_ < t_.size() && (t_[i_] == '"' || t_[i_] == '<') && header_name(include)) {
+      facts_.includes.push_back(std::move(include));
+      return;
+    }
+    facts_.computed.push_back(Computed{include.line, include.next, rest_of_line()});
+  }
+  // #define NAME BODY or NAME(PARAMS) BODY, from after "define".
+  void define() {
+    skip_horizontal();
+    Macro macro;
+    macro.name.assign(identifier());
+    if (macro.name.empty()) return;
+    if (peek(0) == '(') {  // no blank before '(': function-like
+      macro.function_like = true;
+      const size_t close = t_.find_first_of(")\n", i_);
+      if (close == std::string_view::npos || t_[close] != ')') return;
+      std::string previous = ",";
+      for (std::string& param : tokenize(t_.substr(i_ + 1, close - i_ - 1))) {
+        // "..." is __VA_ARGS__; after a name (GNU's "args...") the name stands for the rest.
+        if (param != "," && (param != "..." || previous == ","))
+          macro.params.push_back(param == "..." ? "__VA_ARGS__" : param);
+        previous = std::move(param);
+      }
+      i_ = close + 1;
+    }
+    macro.body = tokenize(rest_of_line());
+    if (!macro.body.empty() && macro.body.size() <= 64) facts_.macros.push_back(std::move(macro));
+  }
+  // __has_include("x") / (<x>): followed as an include (what it finds may change the code). An
+  // operand that is not a header name (a macro, or `defined(__has_include)`) is left alone.
+  void has_include(bool next) {
+    const size_t after = i_;
+    const int line = line_number();
+    skip_horizontal();
+    if (peek(0) == '(') {
+      ++i_;
+      skip_horizontal();
+      Include include;
+      include.line = line;
+      include.next = next;
+      if (i_ < t_.size() && (t_[i_] == '"' || t_[i_] == '<') && header_name(include)) {
+        facts_.includes.push_back(std::move(include));
+        return;
+      }
+    }
+    i_ = after;
+  }
+
+  FileFacts& facts_;
+  std::string spliced_;
+  std::vector<int> origin_;  // 1-based line, as written, of each spliced line; empty: the same
+  std::string_view t_;
+  size_t i_ = 0;
+  int line_ = 0;  // 0-based, in t_
+};
+
+FileFacts lex(std::string_view text) {
+  FileFacts facts;
+  facts.content = hash128(std::as_bytes(std::span(text.data(), text.size())));
+  Lexer(text, facts).run();
+  return facts;
+}
+
+// ---- the scan ----------------------------------------------------------------------------------
+
+// A file read by an earlier scan, reused while its signature holds.
+struct MemoFile {
+  Signature signature;
+  int64_t read_ns = 0;  // the start of the scan that read it: racy against this
+  std::shared_ptr<const FileFacts> facts;
+};
+
+struct FileMemo {
+  mutable std::shared_mutex mutex;
+  std::unordered_map<std::string, MemoFile> files;
+};
+
+// Errors a file's own state explains (recorded as missing); others are the system's (kIo).
+bool is_system_error(int error) {
+  return error == EMFILE || error == ENFILE || error == ENOMEM || error == EIO || error == ENOBUFS;
+}
+
+class Scanner {
+ public:
+  Scanner(const ClosureQuery& query, FileMemo* memo)
+      : query_(query),
+        memo_(memo),
+        in_memory_(query.in_memory.begin(), query.in_memory.end()),
+        start_ns_(now_ns()) {}
+
+  Status run() {
+    const std::string primary = query_.source_path.empty() ? "<source>" : query_.source_path;
+    // Pre-includes first, as the front end reads them: each as `#include "F"` in the current
+    // directory.
+    for (const std::string& name : query_.pre_includes) {
+      if (name.empty()) continue;
+      auto facts = std::make_shared<FileFacts>();
+      facts->includes.push_back(Include{name, 0, false, false});
+      if (Status done = follow(std::move(facts), "<pre-include>", "", -1, 0); !done.ok())
+        return done;
+    }
+    if (Status done = follow(std::make_shared<const FileFacts>(lex(query_.source)), primary,
+                             directory_of(query_.source_path), -1, 0);
+        !done.ok())
+      return done;
+    return resolve_computed();
+  }
+
+  // The closure and what proves it still holds.
+  IncludeClosure closure() const {
+    IncludeClosure out;
+    KeyBuilder key;
+    key.str("closure", "tmemjit/include-closure/1");
+    unsigned char bytes[16];
+    for (const auto& [path, content] : files_) {
+      out.files.push_back(path);
+      key.str("file", path);
+      content.to_bytes(bytes);
+      key.bytes("content", std::as_bytes(std::span(bytes)));
+    }
+    out.missing.assign(missing_.begin(), missing_.end());
+    for (const std::string& name : out.missing) key.str("missing", name);
+    out.unresolved.assign(unresolved_.begin(), unresolved_.end());
+    for (const std::string& text : out.unresolved) key.str("unresolved", text);
+    out.digest = key.finish();
+    return out;
+  }
+  const std::map<std::string, Signature>& probes() const { return probes_; }
+  // Whether a probe may change unseen by its signature: the next query scans again.
+  bool racy() const {
+    return std::any_of(probes_.begin(), probes_.end(),
+                       [&](const auto& probe) { return is_racy(probe.second, start_ns_); });
+  }
+  int64_t files_read() const { return files_read_; }
+
+ private:
+  struct Resolution {
+    bool skipped = false;  // an in-memory header
+    std::string path;      // empty: not found (see missing)
+    int index = -1;        // the include dir it was found in; -1: the includer's own directory
+    Signature signature;
+    std::string missing;
+  };
+
+  // A computed include waiting for the macros that name its header.
+  struct Pending {
+    Computed computed;
+    std::string path, dir;  // the includer's
+    int index = -1;
+    int depth = 0;
+  };
+  using Tokens = std::vector<std::string>;
+
+  // The includes of a file at `path` found in search position `index`, recursively; its computed
+  // includes wait for resolve_computed.
+  Status follow(std::shared_ptr<const FileFacts> facts, const std::string& path,
+                const std::string& dir, int index, int depth) {
+    for (const Computed& computed : facts->computed)
+      pending_.push_back(Pending{computed, path, dir, index, depth});
+    seen_.push_back(facts);
+    for (const Include& include : facts->includes)
+      if (Status done = follow_include(include, path, dir, index, depth); !done.ok()) return done;
+    return std::monostate{};
+  }
+
+  Status follow_include(const Include& include, const std::string& path, const std::string& dir,
+                        int index, int depth) {
+    const Resolution& found = resolve(include, dir, index);
+    if (found.skipped) return std::monostate{};
+    if (found.path.empty()) {
+      missing_.insert(found.missing);
+      return std::monostate{};
+    }
+    if (depth + 1 > kMaxDepth) {
+      unresolved_.insert(path + ":" + std::to_string(include.line) + ": #include " + include.name +
+                         " nested over " + std::to_string(kMaxDepth) + " deep");
+      return std::monostate{};
+    }
+    if (!visited_.insert(lexically_normal(found.path) + '\n' + std::to_string(found.index)).second)
+      return std::monostate{};
+    // `found` lives in resolved_, whose elements stay put while it grows.
+    auto read = load(found.path, found.signature, include.name);
+    if (!read.ok()) return std::move(read).error();
+    if (*read == nullptr) return std::monostate{};  // recorded as missing
+    return follow(std::move(*read), found.path, directory_of(found.path), found.index, depth + 1);
+  }
+
+  // Follows each computed include whose tokens expand to a header name with the macros defined
+  // anywhere in the closure: every definition, whatever the #if around it, so
+  // `#include CUDA_STD_HEADER(tuple)` follows each of CUTLASS's two spellings. Files reached that
+  // way bring more macros and computed includes: repeated until nothing changes. What never
+  // expands to a header name (a macro defined with -D only, say) is unresolved.
+  Status resolve_computed() {
+    size_t merged = 0;  // seen_[0, merged) have their macros in macros_
+    while (!pending_.empty()) {
+      const size_t before = merged;
+      for (; merged < seen_.size(); ++merged)
+        for (const Macro& macro : seen_[merged]->macros) macros_.emplace(macro.name, &macro);
+      std::vector<Pending> batch = std::move(pending_), waiting;
+      pending_.clear();
+      bool progress = false;
+      for (Pending& pending : batch) {
+        const std::vector<Include> names = header_names(pending.computed);
+        if (names.empty()) {
+          waiting.push_back(std::move(pending));
+          continue;
+        }
+        progress = true;
+        for (const Include& include : names)
+          if (Status done =
+                  follow_include(include, pending.path, pending.dir, pending.index, pending.depth);
+              !done.ok())
+            return done;
+      }
+      pending_.insert(pending_.end(), std::make_move_iterator(waiting.begin()),
+                      std::make_move_iterator(waiting.end()));
+      if (!progress && merged == before) break;
+    }
+    for (const Pending& pending : pending_)
+      unresolved_.insert(pending.path + ":" + std::to_string(pending.computed.line) +
+                         (pending.computed.next ? ": #include_next " : ": #include ") +
+                         pending.computed.tokens);
+    pending_.clear();
+    return std::monostate{};
+  }
+
+  // The header names a computed include's tokens may expand to.
+  std::vector<Include> header_names(const Computed& computed) const {
+    std::vector<std::string> hidden;
+    std::vector<Include> out;
+    for (const Tokens& tokens : expand(tokenize(computed.tokens), hidden)) {
+      Include include;
+      include.line = computed.line;
+      include.next = computed.next;
+      if (tokens.empty()) continue;
+      const std::string& first = tokens.front();
+      if (first.size() > 2 && first.front() == '"' && first.back() == '"') {
+        include.name = first.substr(1, first.size() - 2);
+      } else if (first == "<") {
+        // The tokens up to '>' make the name; a header name has no blanks worth keeping.
+        size_t i = 1;
+        for (; i < tokens.size() && tokens[i] != ">"; ++i) include.name += tokens[i];
+        if (i == tokens.size()) continue;
+        include.angled = true;
+      }
+      if (include.name.empty()) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const Include& other) {
+        return other.name == include.name && other.angled == include.angled;
+      });
+      if (!seen) out.push_back(std::move(include));
+    }
+    return out;
+  }
+
+  // Every expansion of `in` over the known definitions (one alternative per definition of each
+  // macro, at most kMaxAlternatives in all). `hidden`: macros being expanded, not expanded again
+  // (C++ [cpp.rescan]).
+  std::vector<Tokens> expand(const Tokens& in, std::vector<std::string>& hidden) const {
+    std::vector<Tokens> out(1);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const std::string& token = in[i];
+      auto [first, last] = macros_.equal_range(token);
+      if (hidden.size() >= kMaxExpansionDepth ||
+          std::find(hidden.begin(), hidden.end(), token) != hidden.end())
+        first = last;
+      // The arguments, when a '(' follows: split at top-level commas.
+      std::vector<Tokens> args;
+      size_t close = i;
+      if (first != last && i + 1 < in.size() && in[i + 1] == "(") {
+        int nesting = 0;
+        args.emplace_back();
+        for (size_t j = i + 2; j < in.size(); ++j) {
+          if (in[j] == ")" && nesting == 0) {
+            close = j;
+            break;
+          }
+          if (in[j] == "(") ++nesting;
+          if (in[j] == ")") --nesting;
+          if (in[j] == "," && nesting == 0) {
+            args.emplace_back();
+          } else {
+            args.back().push_back(in[j]);
+          }
+        }
+      }
+      std::vector<Tokens> expansions;
+      bool took_args = false;
+      for (auto it = first; it != last && expansions.size() < kMaxAlternatives; ++it) {
+        const Macro& macro = *it->second;
+        if (macro.function_like && close == i) continue;  // a function-like name without '('
+        hidden.push_back(token);
+        for (Tokens& expansion :
+             expand(macro.function_like ? substitute(macro, args) : macro.body, hidden))
+          expansions.push_back(std::move(expansion));
+        hidden.pop_back();
+        took_args = took_args || macro.function_like;
+      }
+      if (expansions.empty()) {
+        for (Tokens& alternative : out) alternative.push_back(token);
+        continue;
+      }
+      if (took_args) i = close;
+      std::vector<Tokens> product;
+      for (const Tokens& alternative : out)
+        for (const Tokens& expansion : expansions) {
+          if (product.size() == kMaxAlternatives) break;
+          product.push_back(alternative);
+          product.back().insert(product.back().end(), expansion.begin(), expansion.end());
+        }
+      out = std::move(product);
+    }
+    return out;
+  }
+
+  // A function-like macro's body with its parameters replaced: #p as a string literal, a ## b
+  // joined (the header name joins its tokens anyway).
+  static Tokens substitute(const Macro& macro, const std::vector<Tokens>& args) {
+    auto argument = [&](const std::string& token) -> const Tokens* {
+      for (size_t k = 0; k < macro.params.size(); ++k) {
+        if (macro.params[k] != token) continue;
+        static const Tokens kNone;
+        return k < args.size() ? &args[k] : &kNone;
+      }
+      return nullptr;
+    };
+    Tokens out;
+    for (size_t j = 0; j < macro.body.size(); ++j) {
+      const std::string& token = macro.body[j];
+      if (token == "##") continue;
+      if (token == "#" && j + 1 < macro.body.size()) {
+        if (const Tokens* arg = argument(macro.body[j + 1])) {
+          std::string text = "\"";
+          for (const std::string& part : *arg) text += part;
+          out.push_back(text + "\"");
+          ++j;
+          continue;
+        }
+      }
+      if (const Tokens* arg = argument(token)) {
+        out.insert(out.end(), arg->begin(), arg->end());
+        if (token == "__VA_ARGS__")  // the variadic rest, commas restored
+          for (size_t k = macro.params.size(); k < args.size(); ++k) {
+            out.push_back(",");
+            out.insert(out.end(), args[k].begin(), args[k].end());
+          }
+        continue;
+      }
+      out.push_back(token);
+    }
+    return out;
+  }
+
+  // Where the front end finds `include` from a file in `dir` found at search position `index`.
+  const Resolution& resolve(const Include& include, const std::string& dir, int index) {
+    const bool absolute = include.name.front() == '/';
+    // include_next in a file found outside the include dirs acts as include (GCC does so).
+    const bool resume = include.next && index >= 0 && !absolute;
+    const bool own_dir = !include.angled && !resume && !absolute;
+    std::string key(1, static_cast<char>('0' + (include.angled ? 1 : 0) + (resume ? 2 : 0)));
+    if (own_dir) key += dir;
+    if (resume) key += std::to_string(index);
+    key += '\n';
+    key += include.name;
+    auto [at, inserted] = resolved_.try_emplace(std::move(key));
+    Resolution& out = at->second;
+    if (!inserted) return out;
+    if (in_memory_.count(include.name) != 0) {
+      out.skipped = true;
+      return out;
+    }
+    std::vector<std::pair<std::string, int>> candidates;
+    if (absolute) {
+      candidates.emplace_back(include.name, -1);
+    } else {
+      if (own_dir) candidates.emplace_back(join(dir, include.name), -1);
+      const size_t first = resume ? static_cast<size_t>(index) + 1 : 0;
+      for (size_t i = first; i < query_.include_dirs.size(); ++i)
+        candidates.emplace_back(join(query_.include_dirs[i], include.name), static_cast<int>(i));
+    }
+    for (auto& [path, position] : candidates) {
+      const Signature sig = stat_path(path);
+      if (sig.error == 0 && S_ISREG(sig.mode)) {
+        out.path = std::move(path);
+        out.index = position;
+        out.signature = sig;
+        return out;
+      }
+      if (sig.error == ENOENT || sig.error == ENOTDIR || (sig.error == 0 && S_ISDIR(sig.mode))) {
+        // Not here: a file that appears later changes the directory it would appear in (or
+        // the first missing directory on its path appears).
+        note_probe(directory_of(path));
+        continue;
+      }
+      probes_[path] = sig;
+      out.missing =
+          include.name + " (" +
+          (sig.error == 0 ? std::string("not a regular file") : std::strerror(sig.error)) + ": " +
+          path + ")";
+      return out;
+    }
+    out.missing = include.name;
+    return out;
+  }
+
+  void note_probe(const std::string& dir) {
+    const std::string& key = dir.empty() ? std::string(".") : dir;
+    if (probes_.count(key) == 0) probes_.emplace(key, stat_path(key));
+  }
+
+  // The facts of a regular file: remembered when its signature is, else read. Null when it
+  // cannot be read for a reason of its own (recorded as missing).
+  Result<std::shared_ptr<const FileFacts>> load(const std::string& path, const Signature& stat_sig,
+                                                const std::string& name) {
+    if (memo_ != nullptr) {
+      std::shared_lock lock(memo_->mutex);
+      auto it = memo_->files.find(path);
+      if (it != memo_->files.end() && it->second.signature == stat_sig &&
+          !is_racy(stat_sig, it->second.read_ns)) {
+        probes_[path] = stat_sig;
+        files_[path] = it->second.facts->content;
+        return it->second.facts;
+      }
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+      const int error = errno;
+      if (is_system_error(error))
+        return Error(ErrorCode::kIo, "cannot open header '" + path + "': " + std::strerror(error));
+      Signature sig;
+      sig.error = error;
+      probes_[path] = sig;
+      missing_.insert(name + " (" + std::strerror(error) + ": " + path + ")");
+      return std::shared_ptr<const FileFacts>();
+    }
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0)
+      return Error(ErrorCode::kIo, "cannot stat header '" + path + "': " + std::strerror(errno));
+    const Signature sig = signature_of(st);
+    probes_[path] = sig;
+    if (!S_ISREG(st.st_mode)) {  // replaced since the stat
+      missing_.insert(name + " (not a regular file: " + path + ")");
+      return std::shared_ptr<const FileFacts>();
+    }
+    if (st.st_size > kMaxFileBytes)
+      return Error(ErrorCode::kLimit, "header '" + path + "' is " + std::to_string(st.st_size) +
+                                          " bytes, over the 64 MiB an include scan reads");
+    std::string text;
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t filled = 0;
+    for (;;) {
+      if (filled == text.size()) {  // grown since fstat: read on, within the limit
+        if (static_cast<int64_t>(text.size()) > kMaxFileBytes)
+          return Error(ErrorCode::kLimit,
+                       "header '" + path + "' grew over the 64 MiB an include scan reads");
+        text.resize(text.size() + 4096);
+      }
+      const ssize_t got = ::read(fd, text.data() + filled, text.size() - filled);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return Error(ErrorCode::kIo, "cannot read header '" + path + "': " + std::strerror(errno));
+      }
+      if (got == 0) break;
+      filled += static_cast<size_t>(got);
+    }
+    text.resize(filled);
+    auto facts = std::make_shared<const FileFacts>(lex(text));
+    ++files_read_;
+    files_[path] = facts->content;
+    if (memo_ != nullptr) {
+      std::unique_lock lock(memo_->mutex);
+      if (memo_->files.size() >= kMaxFiles) memo_->files.clear();
+      memo_->files[path] = MemoFile{sig, start_ns_, facts};
+    }
+    return facts;
+  }
+
+  const ClosureQuery& query_;
+  FileMemo* memo_;
+  std::unordered_set<std::string> in_memory_;
+  int64_t start_ns_;
+  std::unordered_map<std::string, Resolution> resolved_;
+  std::unordered_set<std::string> visited_;
+  std::map<std::string, Key128> files_;
+  std::map<std::string, Signature> probes_;  // path -> what stat said
+  std::set<std::string> missing_;
+  std::set<std::string> unresolved_;
+  std::vector<Pending> pending_;
+  std::vector<std::shared_ptr<const FileFacts>> seen_;  // every file followed, for its macros
+  std::unordered_multimap<std::string_view, const Macro*> macros_;  // views of Macro::name
+  int64_t files_read_ = 0;
+};
+
+}  // namespace
+
+// ---- options -----------------------------------------------------------------------------------
+
+Result<IncludeSearch> include_search_of(std::span<const std::string> nvrtc_options) {
+  struct Form {
+    std::string_view flag;
+    bool joined;  // the value may follow the flag directly (-IDIR)
+    int into;     // 0: include dirs, 1: system dirs, 2: pre-includes
+  };
+  static constexpr Form kForms[] = {
+      {"--include-path", false, 0},   {"-I", true, 0},
+      {"--system-include", false, 1}, {"-isystem", true, 1},
+      {"--pre-include", false, 2},    {"-include", false, 2},
+  };
+  std::vector<std::string> lists[3];
+  for (size_t i = 0; i < nvrtc_options.size(); ++i) {
+    const std::string& option = nvrtc_options[i];
+    for (const Form& form : kForms) {
+      if (option.rfind(form.flag, 0) != 0) continue;
+      std::string_view rest = std::string_view(option).substr(form.flag.size());
+      if (!rest.empty() && rest.front() != '=' && !form.joined) continue;  // another option
+      std::string value;
+      if (rest.empty()) {
+        if (i + 1 == nvrtc_options.size())
+          return Error(ErrorCode::kUsage, "nvrtc option '" + option + "' needs a value after it",
+                       form.into == 2 ? "a file to pre-include" : "an include directory");
+        value = nvrtc_options[++i];
+      } else {
+        if (rest.front() == '=') rest.remove_prefix(1);
+        value = std::string(rest);
+      }
+      if (value.empty())
+        return Error(ErrorCode::kUsage, "nvrtc option '" + option + "' has an empty value",
+                     form.into == 2 ? "a file to pre-include" : "an include directory");
+      lists[form.into].push_back(std::move(value));
+      break;
+    }
+  }
+  IncludeSearch search;
+  search.include_dirs = std::move(lists[0]);
+  search.include_dirs.insert(search.include_dirs.end(), lists[1].begin(), lists[1].end());
+  search.pre_includes = std::move(lists[2]);
+  return search;
+}
+
+Result<IncludeClosure> scan_include_closure(const ClosureQuery& query) {
+  Scanner scanner(query, nullptr);
+  if (Status done = scanner.run(); !done.ok()) return std::move(done).error();
+  return scanner.closure();
+}
+
+// ---- the cache ---------------------------------------------------------------------------------
+
+namespace {
+
+// A remembered closure and the signatures that vouch for it.
+// A closure's probes under one directory. A hit opens each directory once (O_PATH) and stats its
+// entries relative to it: a one-component lookup each instead of a walk of the whole path, which
+// takes a third off a hit on CuTe's closure (bench/include_closure_bench.cc). Opened afresh on
+// each hit, the directory is what its path names now, so the answer is stat's on the full path.
+struct ProbeGroup {
+  std::string dir;  // "": entries are whole paths, looked up from the current directory
+  std::vector<std::pair<std::string, Signature>> entries;  // name in dir, what stat said
+};
+
+// A remembered closure and the signatures that vouch for it.
+struct Remembered {
+  std::shared_ptr<const IncludeClosure> closure;
+  std::vector<ProbeGroup> groups;
+  bool racy = false;  // some probe changed too recently to trust: scan next time
+};
+
+std::vector<ProbeGroup> group_by_directory(const std::map<std::string, Signature>& probes) {
+  std::map<std::string, ProbeGroup> groups;
+  for (const auto& [path, sig] : probes) {
+    const size_t slash = path.rfind('/');
+    std::string dir, name = path;
+    if (slash != std::string::npos && slash + 1 < path.size()) {
+      dir = slash == 0 ? std::string("/") : path.substr(0, slash);
+      name = path.substr(slash + 1);
+    }
+    ProbeGroup& group = groups[dir];
+    group.dir = dir;
+    group.entries.emplace_back(std::move(name), sig);
+  }
+  std::vector<ProbeGroup> out;
+  for (auto& [dir, group] : groups) out.push_back(std::move(group));
+  return out;
+}
+
+bool entry_holds(int dir_fd, const std::string& name, const Signature& sig) {
+  struct stat st;
+  Signature now;
+  if (::fstatat(dir_fd, name.c_str(), &st, 0) != 0) {
+    now.error = errno;
+  } else {
+    now = signature_of(st);
+  }
+  return now == sig;
+}
+
+bool group_holds(const ProbeGroup& group) {
+  if (group.dir.empty()) {
+    for (const auto& [name, sig] : group.entries)
+      if (!entry_holds(AT_FDCWD, name, sig)) return false;
+    return true;
+  }
+  const int dir_fd = ::open(group.dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {  // gone, not a directory, or no descriptor left: the whole paths answer
+    for (const auto& [name, sig] : group.entries)
+      if (!(stat_path(join(group.dir, name)) == sig)) return false;
+    return true;
+  }
+  bool holds = true;
+  for (const auto& [name, sig] : group.entries) {
+    if (!entry_holds(dir_fd, name, sig)) {
+      holds = false;
+      break;
+    }
+  }
+  ::close(dir_fd);
+  return holds;
+}
+
+Key128 query_key(const ClosureQuery& query) {
+  KeyBuilder key;
+  key.str("source", query.source);
+  key.str("path", query.source_path);
+  key.integer("include dirs", static_cast<int64_t>(query.include_dirs.size()));
+  for (const std::string& dir : query.include_dirs) key.str("dir", dir);
+  key.integer("pre-includes", static_cast<int64_t>(query.pre_includes.size()));
+  for (const std::string& name : query.pre_includes) key.str("pre-include", name);
+  std::vector<std::string> in_memory = query.in_memory;  // a set: order is not the caller's point
+  std::sort(in_memory.begin(), in_memory.end());
+  for (const std::string& name : in_memory) key.str("in memory", name);
+  return key.finish();
+}
+
+bool still_holds(const Remembered& remembered) {
+  if (remembered.racy) return false;
+  return std::all_of(remembered.groups.begin(), remembered.groups.end(), group_holds);
+}
+
+}  // namespace
+
+struct IncludeClosureCache::State {
+  mutable std::shared_mutex mutex;
+  std::unordered_map<Key128, std::shared_ptr<const Remembered>, Key128Hash> closures;
+  FileMemo memo;
+  std::atomic<int64_t> hits{0}, scans{0}, files_read{0};
+};
+
+IncludeClosureCache::IncludeClosureCache() : state_(std::make_unique<State>()) {}
+IncludeClosureCache::~IncludeClosureCache() = default;
+
+Result<std::shared_ptr<const IncludeClosure>> IncludeClosureCache::closure(
+    const ClosureQuery& query) {
+  const Key128 key = query_key(query);
+  std::shared_ptr<const Remembered> remembered;
+  {
+    std::shared_lock lock(state_->mutex);
+    auto it = state_->closures.find(key);
+    if (it != state_->closures.end()) remembered = it->second;
+  }
+  if (remembered != nullptr && still_holds(*remembered)) {
+    state_->hits.fetch_add(1, std::memory_order_relaxed);
+    return remembered->closure;
+  }
+  Scanner scanner(query, &state_->memo);
+  state_->scans.fetch_add(1, std::memory_order_relaxed);
+  const Status done = scanner.run();
+  state_->files_read.fetch_add(scanner.files_read(), std::memory_order_relaxed);
+  if (!done.ok()) return done.error();
+  auto fresh = std::make_shared<Remembered>();
+  fresh->closure = std::make_shared<const IncludeClosure>(scanner.closure());
+  fresh->groups = group_by_directory(scanner.probes());
+  fresh->racy = scanner.racy();
+  std::unique_lock lock(state_->mutex);
+  if (state_->closures.size() >= kMaxClosures) state_->closures.clear();
+  state_->closures[key] = fresh;
+  return fresh->closure;
+}
+
+IncludeClosureCache::Counters IncludeClosureCache::counters() const {
+  Counters out;
+  out.hits = state_->hits.load(std::memory_order_relaxed);
+  out.scans = state_->scans.load(std::memory_order_relaxed);
+  out.files_read = state_->files_read.load(std::memory_order_relaxed);
+  return out;
+}
+
+void IncludeClosureCache::clear() {
+  std::unique_lock lock(state_->mutex);
+  state_->closures.clear();
+  std::unique_lock memo_lock(state_->memo.mutex);
+  state_->memo.files.clear();
+}
+
+IncludeClosureCache& include_closure_cache() {
+  static IncludeClosureCache cache;
+  return cache;
+}
+
+}  // namespace tmem

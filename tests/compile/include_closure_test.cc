@@ -1,0 +1,397 @@
+// The include closure scan (runtime/compile/include_closure.h): quoted and angled includes,
+// include_next, cycles, comments and #if 0, computed and missing includes, in-memory headers, a
+// FIFO, the option parser, and the cache's revalidation by signature (counters pinned).
+#include "runtime/compile/include_closure.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/files.h"
+
+namespace tmem {
+namespace {
+
+namespace fs = std::filesystem;
+using Names = std::vector<std::string>;
+
+class IncludeClosureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::path(::testing::TempDir()) / "tmemjit-closure-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << pattern;
+    root_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+
+  // root/relative, its directories made, holding `text`.
+  std::string write(const std::string& relative, const std::string& text) {
+    const fs::path path = root_ / relative;
+    fs::create_directories(path.parent_path());
+    tmem::testing::write_file(path, text);
+    return path.string();
+  }
+  std::string path(const std::string& relative) const { return (root_ / relative).string(); }
+
+  // A query for `source` as root/src/kernel.cu (which need not exist) over root/DIR for each dir.
+  ClosureQuery query(std::string_view source, const std::vector<std::string>& dirs = {}) const {
+    ClosureQuery q;
+    q.source = source;
+    q.source_path = path("src/kernel.cu");
+    for (const std::string& dir : dirs) q.include_dirs.push_back(path(dir));
+    return q;
+  }
+
+  // The closure's files relative to root.
+  std::vector<std::string> relative(const std::vector<std::string>& files) const {
+    std::vector<std::string> out;
+    const std::string prefix = root_.string() + "/";
+    for (const std::string& file : files)
+      out.push_back(file.rfind(prefix, 0) == 0 ? file.substr(prefix.size()) : file);
+    return out;
+  }
+
+  IncludeClosure scan(const ClosureQuery& q) {
+    auto closure = scan_include_closure(q);
+    EXPECT_TRUE(closure.ok()) << closure.error().full_text();
+    return closure.ok() ? *closure : IncludeClosure{};
+  }
+
+  // Waits until files written so far are older than the racy window (include_closure.cc
+  // is_racy: 50 ms on a file system with nanosecond timestamps), so a cache trusts them.
+  static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
+
+  fs::path root_;
+};
+
+TEST_F(IncludeClosureTest, FollowsNestedQuotedAndAngledIncludes) {
+  write("src/local.h", "#include \"sub/b.h\"\n");
+  write("src/sub/b.h", "#include \"c.h\"\n");  // b.h's own directory: src/sub
+  write("src/sub/c.h", "int c;\n");
+  write("inc/lib/a.h", "#include <lib/d.h>\n#include \"e.h\"\n");
+  write("inc/lib/d.h", "int d;\n");
+  write("inc/lib/e.h", "int e;\n");
+  write("src/only_local.h", "int x;\n");
+  const IncludeClosure closure =
+      scan(query("#include \"local.h\"\n#include <lib/a.h>\n#include <only_local.h>\n", {"inc"}));
+  EXPECT_EQ(relative(closure.files), (Names{"inc/lib/a.h", "inc/lib/d.h", "inc/lib/e.h",
+                                            "src/local.h", "src/sub/b.h", "src/sub/c.h"}));
+  // <x> never searches the includer's directory.
+  EXPECT_EQ(closure.missing, (Names{"only_local.h"}));
+  EXPECT_EQ(closure.unresolved, Names{});
+}
+
+TEST_F(IncludeClosureTest, SearchesTheIncluderThenTheIncludeDirsInOrder) {
+  write("src/own.h", "int own;\n");
+  write("one/own.h", "int shadowed;\n");
+  write("one/x.h", "int first;\n");
+  write("two/x.h", "int second;\n");
+  write("two/y.h", "int y;\n");
+  fs::create_directories(root_ / "one" / "y.h");  // a directory named like the header: skipped
+  const IncludeClosure closure =
+      scan(query("#include \"own.h\"\n#include \"x.h\"\n#include <y.h>\n", {"one", "two"}));
+  EXPECT_EQ(relative(closure.files), (Names{"one/x.h", "src/own.h", "two/y.h"}));
+}
+
+TEST_F(IncludeClosureTest, IncludeNextResumesAfterTheIncludersDirectory) {
+  write("one/wrap.h", "#include_next <wrap.h>\n");
+  write("two/wrap.h", "#include_next \"wrap.h\"\n");
+  write("three/wrap.h", "int real;\n");
+  write("four/wrap.h", "int never;\n");
+  const IncludeClosure closure =
+      scan(query("#include <wrap.h>\n", {"one", "two", "three", "four"}));
+  EXPECT_EQ(relative(closure.files), (Names{"one/wrap.h", "three/wrap.h", "two/wrap.h"}));
+  EXPECT_EQ(closure.missing, Names{});
+}
+
+TEST_F(IncludeClosureTest, CyclesEnd) {
+  write("inc/a.h", "#pragma once\n#include \"b.h\"\n#include \"a.h\"\n");
+  write("inc/b.h", "#include <a.h>\n#include \"../inc/b.h\"\n");
+  const IncludeClosure closure = scan(query("#include <a.h>\n", {"inc"}));
+  EXPECT_EQ(relative(closure.files), (Names{"inc/a.h", "inc/b.h"}));
+  EXPECT_EQ(closure.unresolved, Names{});
+}
+
+TEST_F(IncludeClosureTest, ReadsDirectivesAsThePreprocessorDoes) {
+  const char* headers[] = {"if0.h",   "spaced.h",    "after_comment.h", "spliced.h", "tail.h",
+                           "probe.h", "after_sep.h", "after_raw.h",     "no1.h",     "no2.h",
+                           "no3.h",   "no4.h",       "no5.h",           "no6.h"};
+  for (const char* name : headers) write(std::string("inc/") + name, "");
+  const std::string source =
+      "// #include \"no1.h\"\n"
+      "/* a comment\n"
+      "#include \"no2.h\"\n"
+      "*/\n"
+      "#if 0\n"
+      "#include \"if0.h\"\n"  // followed: an over-approximation is safe
+      "#endif\n"
+      "  #  include   \"spaced.h\"  // trailing\n"
+      "/* c */ # include <after_comment.h>\n"
+      "#inc\\\n"
+      "lude \"spliced.h\"\n"
+      "const char* s = \"#include \\\"no3.h\\\"\"; /* spans\n"
+      "#include \"no5.h\" */ int t;\n"
+      "const char* raw = R\"x(\n"
+      "#include \"no4.h\"\n"
+      ")x\";\n"
+      "#include \"after_raw.h\"\n"
+      "int n = 1'000'000; char q = '\"';\n"
+      "#include \"after_sep.h\"\n"
+      "#if __has_include(<probe.h>) && defined(__has_include)\n"
+      "#endif\n"
+      "int x; #include \"no6.h\"\n"
+      "#include \"tail.h\"";  // no final newline
+  const IncludeClosure closure = scan(query(source, {"inc"}));
+  EXPECT_EQ(relative(closure.files),
+            (Names{"inc/after_comment.h", "inc/after_raw.h", "inc/after_sep.h", "inc/if0.h",
+                   "inc/probe.h", "inc/spaced.h", "inc/spliced.h", "inc/tail.h"}));
+  EXPECT_EQ(closure.missing, Names{});
+  EXPECT_EQ(closure.unresolved, Names{});
+}
+
+TEST_F(IncludeClosureTest, FollowsComputedIncludesThroughTheClosuresMacros) {
+  // CUTLASS's CUDA_STD_HEADER: two definitions under #if, both followed.
+  write("inc/config.h",
+        "#if NEW_LAYOUT\n"
+        "#  define STD_HEADER(h) <cccl/std/h>\n"
+        "#else\n"
+        "#  define STD_HEADER(h) <std/h>\n"
+        "#endif\n"
+        "#define STR(x) #x\n"
+        "#define JOIN(a, b) a ## b\n"
+        "#define LOCAL \"local.h\"\n"
+        "#define ALIAS LOCAL\n"
+        "#define VARIADIC(...) <__VA_ARGS__>\n");
+  write("inc/cccl/std/tuple", "");
+  write("inc/std/tuple", "");
+  // <...> written out is a header name as it stands: no macro in it is expanded.
+  write("inc/user.h",
+        "#include STR(stringized.h)\n#include JOIN(<pas, ted.h>)\n#include <JOIN(no, t).h>\n");
+  write("inc/stringized.h", "");
+  write("inc/pasted.h", "");
+  write("src/local.h", "");  // "local.h" from the source: the source's own directory
+  write("inc/variadic.h", "");
+  const std::string source =
+      "#include <config.h>\n"
+      "#include STD_HEADER(tuple)\n"
+      "#include ALIAS\n"
+      "#include VARIADIC(variadic.h)\n"
+      "#include <user.h>\n";
+  const IncludeClosure closure = scan(query(source, {"inc"}));
+  EXPECT_EQ(relative(closure.files),
+            (Names{"inc/cccl/std/tuple", "inc/config.h", "inc/pasted.h", "inc/std/tuple",
+                   "inc/stringized.h", "inc/user.h", "inc/variadic.h", "src/local.h"}));
+  EXPECT_EQ(closure.missing, (Names{"JOIN(no, t).h"}));
+  EXPECT_EQ(closure.unresolved, Names{});
+}
+
+TEST_F(IncludeClosureTest, RecordsAnUnresolvableComputedIncludeWithItsLine) {
+  // FROM_COMMAND_LINE would come from a -D option: no file defines it.
+  write("inc/x.h", "#define SELF SELF\n#include SELF /* why */\n");
+  const std::string source =
+      "#define H \\\n"
+      "  FROM_COMMAND_LINE\n"
+      "#include <x.h>\n"
+      "#include_next H\n";
+  const IncludeClosure closure = scan(query(source, {"inc"}));
+  EXPECT_EQ(relative(closure.files), (Names{"inc/x.h"}));
+  EXPECT_EQ(relative(closure.unresolved),
+            (Names{"inc/x.h:2: #include SELF", "src/kernel.cu:4: #include_next H"}));
+}
+
+TEST_F(IncludeClosureTest, RecordsMissingHeadersAndTheirArrivalChangesTheDigest) {
+  ClosureQuery q = query("#include <cuda_runtime.h>\n#include \"later.h\"\n", {"inc"});
+  fs::create_directories(root_ / "inc");
+  const IncludeClosure before = scan(q);
+  EXPECT_EQ(before.files, Names{});
+  EXPECT_EQ(before.missing, (Names{"cuda_runtime.h", "later.h"}));
+  write("inc/later.h", "");
+  const IncludeClosure after = scan(q);
+  EXPECT_EQ(relative(after.files), (Names{"inc/later.h"}));
+  EXPECT_EQ(after.missing, (Names{"cuda_runtime.h"}));
+  EXPECT_NE(before.digest, after.digest);
+  EXPECT_EQ(scan(q).digest, after.digest);  // deterministic
+}
+
+TEST_F(IncludeClosureTest, SkipsInMemoryHeaders) {
+  write("inc/tmemjit/transfers.cuh", "#include \"stale.h\"\n");
+  ClosureQuery q =
+      query("#include <tmemjit/transfers.cuh>\n#include \"tmemjit/transfers.cuh\"\n", {"inc"});
+  EXPECT_EQ(relative(scan(q).files), (Names{"inc/tmemjit/transfers.cuh"}));
+  q.in_memory = {"tmemjit/transfers.cuh"};
+  const IncludeClosure closure = scan(q);
+  EXPECT_EQ(closure.files, Names{});
+  EXPECT_EQ(closure.missing, Names{});
+}
+
+TEST_F(IncludeClosureTest, PreIncludesComeFirst) {
+  write("inc/pre.h", "#include \"pre_dep.h\"\n");
+  write("inc/pre_dep.h", "");
+  ClosureQuery q = query("", {"inc"});
+  q.pre_includes = {"pre.h", path("inc/pre_dep.h")};
+  EXPECT_EQ(relative(scan(q).files), (Names{"inc/pre.h", "inc/pre_dep.h"}));
+}
+
+TEST_F(IncludeClosureTest, AFifoOrADeviceIsMissingNotRead) {
+  fs::create_directories(root_ / "inc");
+  ASSERT_EQ(::mkfifo(path("inc/pipe.h").c_str(), 0600), 0);
+  // A FIFO without a writer blocks open(O_RDONLY) forever; the scan must not open it.
+  const IncludeClosure closure =
+      scan(query("#include \"pipe.h\"\n#include \"/dev/null\"\n", {"inc"}));
+  EXPECT_EQ(closure.files, Names{});
+  EXPECT_EQ(closure.missing, (Names{"/dev/null (not a regular file: /dev/null)",
+                                    "pipe.h (not a regular file: " + path("inc/pipe.h") + ")"}));
+}
+
+TEST_F(IncludeClosureTest, RefusesAHugeHeaderNamingIt) {
+  const std::string huge = write("inc/huge.h", "");
+  ASSERT_EQ(::truncate(huge.c_str(), (int64_t{64} << 20) + 1), 0);  // sparse: no disk used
+  auto closure = scan_include_closure(query("#include \"huge.h\"\n", {"inc"}));
+  ASSERT_FALSE(closure.ok());
+  EXPECT_EQ(closure.error().code(), ErrorCode::kLimit);
+  EXPECT_NE(closure.error().message().find(huge), std::string::npos) << closure.error().message();
+}
+
+TEST_F(IncludeClosureTest, TheCacheRevalidatesBySignature) {
+  write("inc/top.h", "#include \"mid.h\"\n");
+  write("inc/mid.h", "#include <leaf.h>\n");
+  const std::string leaf = write("inc/leaf.h", "int leaf = 1;\n");
+  settle();
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  auto first = cache.closure(q);
+  ASSERT_TRUE(first.ok()) << first.error().full_text();
+  EXPECT_EQ(relative((*first)->files), (Names{"inc/leaf.h", "inc/mid.h", "inc/top.h"}));
+  EXPECT_EQ(cache.counters().scans, 1);
+  EXPECT_EQ(cache.counters().files_read, 3);
+
+  auto second = cache.closure(q);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second, *first);  // the same remembered closure, nothing copied
+  EXPECT_EQ(cache.counters().hits, 1);
+  EXPECT_EQ(cache.counters().scans, 1);
+
+  // Touched, content unchanged: the signature differs, so it scans again (reading only the
+  // touched file), and the digest stays.
+  const timespec past[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, leaf.c_str(), past, 0), 0);
+  settle();
+  auto touched = cache.closure(q);
+  ASSERT_TRUE(touched.ok());
+  EXPECT_EQ((*touched)->digest, (*first)->digest);
+  EXPECT_EQ(cache.counters().scans, 2);
+  EXPECT_EQ(cache.counters().files_read, 4);
+
+  // Edited, same size, at once (within the racy window): a new digest now and on every query
+  // until the file settles, then hits again.
+  tmem::testing::write_file(leaf, "int leaf = 2;\n");
+  auto edited = cache.closure(q);
+  ASSERT_TRUE(edited.ok());
+  EXPECT_NE((*edited)->digest, (*first)->digest);
+  tmem::testing::write_file(leaf, "int leaf = 3;\n");
+  auto again = cache.closure(q);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE((*again)->digest, (*edited)->digest);
+  settle();
+  const IncludeClosureCache::Counters before = cache.counters();
+  ASSERT_TRUE(cache.closure(q).ok());  // scans once more: the last scan saw a racy file
+  auto settled = cache.closure(q);
+  ASSERT_TRUE(settled.ok());
+  EXPECT_EQ((*settled)->digest, (*again)->digest);
+  EXPECT_EQ(cache.counters().hits, before.hits + 1);
+  EXPECT_EQ(cache.counters().scans, before.scans + 1);
+}
+
+TEST_F(IncludeClosureTest, TheCacheSeesAHeaderAppearOrGo) {
+  write("two/x.h", "int second;\n");
+  write("one/keep.h", "");
+  fs::create_directories(root_ / "src");
+  settle();
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <x.h>\n#include \"y.h\"\n", {"one", "two"});
+  auto before = cache.closure(q);
+  ASSERT_TRUE(before.ok()) << before.error().full_text();
+  EXPECT_EQ(relative((*before)->files), (Names{"two/x.h"}));
+  ASSERT_TRUE(cache.closure(q).ok());
+  EXPECT_EQ(cache.counters().hits, 1);
+
+  // A header earlier in the search shadows x.h; y.h appears beside the source.
+  write("one/x.h", "int first;\n");
+  auto shadowed = cache.closure(q);
+  ASSERT_TRUE(shadowed.ok());
+  EXPECT_EQ(relative((*shadowed)->files), (Names{"one/x.h"}));
+  EXPECT_NE((*shadowed)->digest, (*before)->digest);
+  write("src/y.h", "");
+  auto appeared = cache.closure(q);
+  ASSERT_TRUE(appeared.ok());
+  EXPECT_EQ(relative((*appeared)->files), (Names{"one/x.h", "src/y.h"}));
+  EXPECT_EQ((*appeared)->missing, Names{});
+
+  fs::remove(root_ / "one" / "x.h");
+  auto gone = cache.closure(q);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(relative((*gone)->files), (Names{"src/y.h", "two/x.h"}));
+
+  fs::remove_all(root_ / "src");  // a whole directory of the closure
+  auto dir_gone = cache.closure(q);
+  ASSERT_TRUE(dir_gone.ok());
+  EXPECT_EQ(relative((*dir_gone)->files), (Names{"two/x.h"}));
+  EXPECT_EQ((*dir_gone)->missing, (Names{"y.h"}));
+}
+
+TEST_F(IncludeClosureTest, TheProcessCacheIsOne) {
+  EXPECT_EQ(&include_closure_cache(), &include_closure_cache());
+}
+
+TEST(IncludeSearchOf, ReadsEveryFormInNvrtcsOrder) {
+  const std::vector<std::string> options = {"-Ia",
+                                            "--std=c++17",
+                                            "-I",
+                                            "b",
+                                            "--include-path=c",
+                                            "-isystem",
+                                            "s1",
+                                            "--include-path",
+                                            "d",
+                                            "--system-include=s2",
+                                            "-include",
+                                            "p1.h",
+                                            "--pre-include=p2.h",
+                                            "-I=e",
+                                            "-DINCLUDE=1",
+                                            "--system-include",
+                                            "s3",
+                                            "--pre-include",
+                                            "p3.h",
+                                            "-isystems4"};
+  auto search = include_search_of(options);
+  ASSERT_TRUE(search.ok()) << search.error().full_text();
+  EXPECT_EQ(search->include_dirs, (Names{"a", "b", "c", "d", "e", "s1", "s2", "s3", "s4"}));
+  EXPECT_EQ(search->pre_includes, (Names{"p1.h", "p2.h", "p3.h"}));
+}
+
+TEST(IncludeSearchOf, RefusesAMissingValue) {
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"-I"}, {"-include"}, {"--include-path="}, {"-DX", "-isystem"}}) {
+    auto search = include_search_of(options);
+    ASSERT_FALSE(search.ok());
+    EXPECT_EQ(search.error().code(), ErrorCode::kUsage);
+    EXPECT_NE(search.error().message().find(options.back()), std::string::npos)
+        << search.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace tmem
