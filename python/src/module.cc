@@ -11,4 +11,5 @@ NB_MODULE(_tmemjit, m) {
   tmemjit_py::bind_jit(m);
   tmemjit_py::bind_run(m);
   tmemjit_py::bind_specialize(m);
+  tmemjit_py::bind_coords(m);
 }
