@@ -1,14 +1,29 @@
 // Argument parsing and error reporting shared by every tmemjit command.
 #include "tools/cli.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
+
+#include "tmem/text.h"
 
 namespace tmemjit_cli {
 
 std::optional<std::string> Args::get(std::string_view name) const {
   auto it = values_.find(std::string(name));
-  if (it == values_.end()) return std::nullopt;
-  return it->second;
+  if (it == values_.end() || it->second.empty()) return std::nullopt;
+  return it->second.back();
+}
+
+std::vector<std::string> Args::all(std::string_view name) const {
+  auto it = values_.find(std::string(name));
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
 tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
@@ -34,17 +49,21 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
       std::string allowed;
       for (const auto& candidate : options)
         allowed += (allowed.empty() ? "" : ", ") + candidate.name;
-      return tmem::Error(tmem::ErrorCode::kUsage, "unknown option '" + name + "' (allowed: " +
-                                                      (allowed.empty() ? "none" : allowed) + ")");
+      return tmem::Error(tmem::ErrorCode::kUsage,
+                         "unknown option '" + tmem::quote_excerpt(name) +
+                             "' (allowed: " + (allowed.empty() ? "none" : allowed) + ")");
     }
     if (!spec->takes_value) {
       if (inline_value)
-        return tmem::Error(tmem::ErrorCode::kUsage, "option '" + name + "' takes no value");
-      args.values_[name] = "";
+        return tmem::Error(tmem::ErrorCode::kUsage,
+                           "option '" + tmem::quote_excerpt(name) + "' takes no value");
+      args.values_[name] = {""};
       continue;
     }
+    std::vector<std::string>& values = args.values_[name];
+    if (!spec->repeats) values.clear();
     if (inline_value) {
-      args.values_[name] = *inline_value;
+      values.push_back(*inline_value);
     } else if (i + 1 < argv.size()) {
       // "--keep --json" would otherwise make "--json" the directory and lose the option; a value
       // that really is such a word goes in as "--keep=--json".
@@ -52,10 +71,10 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
       const std::string next_name = next.substr(0, next.find('='));
       for (const auto& candidate : options)
         if (candidate.name == next_name)
-          return tmem::Error(
-              tmem::ErrorCode::kUsage,
-              "option '" + name + "' needs a value, got the option '" + next_name + "'");
-      args.values_[name] = argv[++i];
+          return tmem::Error(tmem::ErrorCode::kUsage, "option '" + tmem::quote_excerpt(name) +
+                                                          "' needs a value, got the option '" +
+                                                          tmem::quote_excerpt(next_name) + "'");
+      values.push_back(argv[++i]);
     } else {
       return tmem::Error(tmem::ErrorCode::kUsage, "option '" + name + "' needs a value");
     }
@@ -80,25 +99,106 @@ int exit_code(const tmem::Error& error) {
 }
 
 int report(const tmem::Error& error, bool json, const nlohmann::json& extra) {
+  // Reported text is valid UTF-8 (bytes that are not are written \xNN): a name or a compiler log
+  // in Latin-1 once made --json fail with an internal error instead of this one (issue 30).
+  const std::string message = tmem::valid_utf8(error.message());
+  const std::string details = tmem::valid_utf8(error.details());
   if (json) {
-    nlohmann::json details =
-        error.details().empty() ? nlohmann::json() : nlohmann::json(error.details());
-    nlohmann::json object = {{"ok", false},
-                             {"error",
-                              {{"code", tmem::to_string(error.code())},
-                               {"message", error.message()},
-                               {"details", details}}}};
+    nlohmann::json object = {
+        {"ok", false},
+        {"error",
+         {{"code", tmem::to_string(error.code())},
+          {"message", message},
+          {"details", details.empty() ? nlohmann::json() : nlohmann::json(details)}}}};
     if (error.rule() != tmem::Rule::kNone)
       object["error"]["rule"] = std::string(tmem::to_string(error.rule()));
     object.update(extra);
     print_json(object);
   }
-  std::cerr << "error: " << error.message() << "\n";
-  if (!error.details().empty())
-    std::cerr << error.details() << (error.details().back() == '\n' ? "" : "\n");
+  std::cerr << "error: " << message << "\n";
+  if (!details.empty()) std::cerr << details << (details.back() == '\n' ? "" : "\n");
   return exit_code(error);
 }
 
-void print_json(const nlohmann::json& object) { std::cout << object.dump(2) << "\n"; }
+namespace {
+
+// `value` with every string, keys included, made valid UTF-8 (nlohmann's dump() throws on
+// invalid bytes).
+nlohmann::json with_valid_utf8(const nlohmann::json& value) {
+  if (value.is_string()) return tmem::valid_utf8(value.get_ref<const std::string&>());
+  if (value.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const nlohmann::json& item : value) out.push_back(with_valid_utf8(item));
+    return out;
+  }
+  if (value.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = value.begin(); it != value.end(); ++it)
+      out[tmem::valid_utf8(it.key())] = with_valid_utf8(it.value());
+    return out;
+  }
+  return value;
+}
+
+}  // namespace
+
+void print_json(const nlohmann::json& object) {
+  std::cout << with_valid_utf8(object).dump(2) << "\n";
+}
+
+tmem::Status write_output_file(const std::string& path, std::string_view bytes) {
+  const std::string quoted = "'" + tmem::quote_excerpt(path) + "'";
+  auto failed = [&](const std::string& what, int error_number) {
+    return tmem::Error(tmem::ErrorCode::kIo,
+                       "cannot write " + quoted + ": " + what + ": " + std::strerror(error_number));
+  };
+  auto write_all = [&](int fd) {
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  };
+  std::string target = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      // /dev/stdout, a FIFO: written in place (there is nothing to rename over).
+      if (S_ISDIR(st.st_mode)) return failed("it is a directory", EISDIR);
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return failed("open", errno);
+      const bool ok = write_all(fd);
+      const int error_number = errno;
+      ::close(fd);
+      return ok ? tmem::Status(std::monostate{}) : failed("write", error_number);
+    }
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) != nullptr) target = resolved;  // through a symlink
+  }
+  // A temporary file beside the target, renamed over it when whole: a failed write (a full disk)
+  // leaves the old file or none, never a truncated cubin (issue 30).
+  std::string temp = target + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return failed("creating a file beside it", errno);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  bool ok = ::fchmod(fd, 0666 & ~mask) == 0 && write_all(fd);
+  int error_number = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error_number = errno;
+  }
+  if (ok && ::rename(temp.c_str(), target.c_str()) != 0) {
+    ok = false;
+    error_number = errno;
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    return failed("write", error_number != 0 ? error_number : EIO);
+  }
+  return std::monostate{};
+}
 
 }  // namespace tmemjit_cli

@@ -21,25 +21,30 @@ inline constexpr int kExitInvalidInput = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitToolchain = 3;
 inline constexpr int kExitWrongData = 4;
+// Stopped by a signal, as shells report it (128 + the signal number): SIGINT, SIGTERM.
+inline constexpr int kExitInterrupted = 130;
+inline constexpr int kExitTerminated = 143;
 
 // One option a command accepts: "--json" (flag) or "--at" (takes a value).
 struct OptionSpec {
   std::string name;
   bool takes_value = false;
+  bool repeats = false;  // may be given several times: Args::all has every value in order
 };
 
 // The parsed command line of one command.
 class Args {
  public:
   bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
-  std::optional<std::string> get(std::string_view name) const;
+  std::optional<std::string> get(std::string_view name) const;  // the last value given
+  std::vector<std::string> all(std::string_view name) const;    // every value, in order
   const std::vector<std::string>& positional() const { return positional_; }
   bool json() const { return has("--json"); }
 
  private:
   friend tmem::Result<Args> parse_args(const std::vector<std::string>&,
                                        const std::vector<OptionSpec>&);
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
 };
 
@@ -56,8 +61,13 @@ int exit_code(const tmem::Error& error);
 int report(const tmem::Error& error, bool json,
            const nlohmann::json& extra = nlohmann::json::object());
 
-// Prints one JSON object on stdout.
+// Prints one JSON object on stdout, every string made valid UTF-8 (tmem::valid_utf8).
 void print_json(const nlohmann::json& object);
+
+// Writes an output file (-o): a regular file (or a new one) through a temporary file beside it and
+// a rename, so a failed write leaves no truncated file; a device or FIFO (/dev/stdout) in place.
+// kIo naming the path and the failing step.
+tmem::Status write_output_file(const std::string& path, std::string_view bytes);
 
 // A command: takes the arguments after its name, returns the exit code.
 using CommandFn = int (*)(const std::vector<std::string>& argv);

@@ -272,11 +272,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
   }
   std::string output = args->get("-o").value_or("");
   if (!output.empty()) {
-    std::ofstream file(output, std::ios::binary);
-    file.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    if (!file)
-      return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write the cubin to '" + output + "'"),
-                    json);
+    if (auto written = write_output_file(output, std::string_view(cubin.data(), cubin.size()));
+        !written)
+      return report(written.error(), json);
   }
   if (json) {
     print_json({{"ok", true},

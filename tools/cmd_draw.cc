@@ -35,10 +35,8 @@ int cmd_draw(const std::vector<std::string>& argv) {
     std::cout << draw_ascii(*plan, columns);
   }
   if (output) {
-    std::ofstream out(*output, std::ios::binary);
-    out << draw_svg(*plan);
-    if (!out.flush())
-      return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write '" + *output + "'"), false);
+    if (auto written = write_output_file(*output, draw_svg(*plan)); !written)
+      return report(written.error(), false);
     std::cerr << "wrote " << *output << "\n";
   }
   return kExitOk;

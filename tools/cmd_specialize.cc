@@ -1,13 +1,15 @@
 // tmemjit specialize: a user's kernel (CUDA C++ or PTX) specialized for transfers given as spec
 // files, through compile_kernel (DESIGN.md §7).
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <regex>
 #include <set>
 
 #include "tmem/compile.h"
 #include "tmem/specialize.h"
+#include "tmem/text.h"
 #include "tools/cli.h"
 
 namespace tmemjit_cli {
@@ -18,16 +20,20 @@ constexpr std::streamsize kMaxSpecBytes = std::streamsize{1} << 20;
 
 tmem::Result<std::string> read_text(const std::string& path, std::streamsize limit,
                                     const std::string& what) {
+  const std::string quoted = "'" + tmem::quote_excerpt(path) + "'";
   std::ifstream in(path, std::ios::binary);
-  if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " '" + path + "'");
+  if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " " + quoted);
   std::string text(static_cast<size_t>(limit) + 1, '\0');
   in.read(text.data(), limit + 1);
   text.resize(static_cast<size_t>(in.gcount()));
   if (in.gcount() > limit)
-    return tmem::Error(tmem::ErrorCode::kLimit, what + " '" + path + "' is larger than " +
+    return tmem::Error(tmem::ErrorCode::kLimit, what + " " + quoted + " is larger than " +
                                                     std::to_string(limit >> 20) + " MiB");
-  if (in.bad())
-    return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " '" + path + "'");
+  if (in.bad()) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " " + quoted);
+  // Refused, not cut: the compilers read a source up to its first NUL and would drop the rest.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    return tmem::Error(tmem::ErrorCode::kParse, what + " " + quoted + " has a NUL byte at offset " +
+                                                    std::to_string(nul) + "; it is not text");
   return text;
 }
 
@@ -45,6 +51,9 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
   const std::string path = value.substr(eq + 1);
   auto text = read_text(path, kMaxSpecBytes, "spec file");
   if (!text) return text.error();
+  if (auto depth = tmem::check_json_depth(*text, "spec file '" + tmem::quote_excerpt(path) + "'");
+      !depth)
+    return depth.error();
   nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
   if (json.is_discarded() || !json.is_object())
     return tmem::Error(
@@ -61,10 +70,13 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
     json.erase(key);
   }
   if (json.contains("cta_group")) {
-    if (!json["cta_group"].is_number_integer())
-      return tmem::Error(tmem::ErrorCode::kParse,
-                         "spec file '" + path + "': 'cta_group' must be 1 or 2");
-    options.cta_group = json["cta_group"].get<int>();
+    // Range-checked as JSON: get<int>() read 4294967298 as 2 (issue 30).
+    const nlohmann::json& group = json["cta_group"];
+    if (!group.is_number_integer() || (group != 1 && group != 2))
+      return tmem::Error(tmem::ErrorCode::kParse, "spec file '" + tmem::quote_excerpt(path) +
+                                                      "': 'cta_group' must be 1 or 2, got " +
+                                                      tmem::quote_excerpt(group.dump()));
+    options.cta_group = group.get<int>();
     json.erase("cta_group");
   }
   auto spec = tmem::TransferSpec::from_json(json.dump());
@@ -75,17 +87,99 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
   return tmem::NamedTransfer{std::move(spec).value(), options};
 }
 
+// `text` with its comments (// to the end of the line, /* */) turned into spaces, so that a
+// kernel named in a comment is not taken for one.
+std::string without_comments(std::string_view text) {
+  std::string out(text);
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    if (out[i] == '/' && out[i + 1] == '/') {
+      const size_t end = std::min(out.find('\n', i), out.size());
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(i),
+                out.begin() + static_cast<std::ptrdiff_t>(end), ' ');
+      i = end;
+    } else if (out[i] == '/' && out[i + 1] == '*') {
+      const size_t close = out.find("*/", i + 2);
+      const size_t end = close == std::string::npos ? out.size() : close + 2;
+      for (size_t k = i; k < end; ++k)
+        if (out[k] != '\n') out[k] = ' ';
+      i = end - 1;
+    }
+  }
+  return out;
+}
+
+bool word_char(char c, bool dollar) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         (dollar && c == '$');
+}
+
+// The kernels a source defines: the name after each `__global__ [__launch_bounds__(...)] void
+// [__launch_bounds__(...)]` (CUDA C++) or `.entry` (PTX). A scanner, linear in the text: the
+// std::regex it replaces recursed once per character and overflowed the stack on a 26.5 KB line
+// (issue 30).
+std::set<std::string> kernels_defined(std::string_view source, bool ptx) {
+  const std::string text = without_comments(source);
+  std::set<std::string> found;
+  const std::string_view keyword = ptx ? ".entry" : "__global__";
+  size_t at = 0;
+  auto skip_space = [&] {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at])) != 0) ++at;
+  };
+  auto take_word = [&](std::string_view word) {
+    if (text.compare(at, word.size(), word) != 0) return false;
+    if (at + word.size() < text.size() && word_char(text[at + word.size()], ptx)) return false;
+    at += word.size();
+    return true;
+  };
+  auto skip_launch_bounds = [&] {
+    const size_t before = at;
+    if (!take_word("__launch_bounds__")) return;
+    skip_space();
+    // Looked for within 4 KiB only, so that many unclosed ones cost linear time.
+    const size_t limit = std::min(text.size(), at + 4096);
+    const size_t close =
+        at < text.size() && text[at] == '('
+            ? static_cast<size_t>(std::find(text.begin() + static_cast<std::ptrdiff_t>(at),
+                                            text.begin() + static_cast<std::ptrdiff_t>(limit),
+                                            ')') -
+                                  text.begin())
+            : limit;
+    if (close >= limit) {
+      at = before;
+      return;
+    }
+    at = close + 1;
+    skip_space();
+  };
+  for (size_t hit = text.find(keyword); hit != std::string::npos;
+       hit = text.find(keyword, hit + 1)) {
+    if (hit > 0 && word_char(text[hit - 1], ptx)) continue;
+    at = hit;
+    if (!take_word(keyword)) continue;
+    const size_t after_keyword = at;
+    skip_space();
+    if (at == after_keyword) continue;  // the keyword must be followed by a space
+    if (!ptx) {
+      skip_launch_bounds();
+      if (!take_word("void")) continue;
+      const size_t after_void = at;
+      skip_space();
+      if (at == after_void) continue;
+      skip_launch_bounds();
+    }
+    const size_t name = at;
+    if (at < text.size() && (word_char(text[at], ptx) && !(text[at] >= '0' && text[at] <= '9')))
+      while (at < text.size() && word_char(text[at], ptx)) ++at;
+    if (at > name) found.insert(text.substr(name, at - name));
+  }
+  return found;
+}
+
 // The kernel to specialize when --entry is not given: the one __global__ function (CUDA C++) or
 // .entry (PTX) the file defines.
 tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
-  static const std::regex kCuda(
-      R"(__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*))");
-  static const std::regex kPtx(R"(\.entry\s+([A-Za-z_$][\w$]*))");
-  std::set<std::string> found;
-  const std::regex& pattern = source.language == tmem::Language::kPtx ? kPtx : kCuda;
-  for (auto it = std::sregex_iterator(source.text.begin(), source.text.end(), pattern);
-       it != std::sregex_iterator(); ++it)
-    found.insert((*it)[1].str());
+  const std::set<std::string> found =
+      kernels_defined(source.text, source.language == tmem::Language::kPtx);
   if (found.size() == 1) return *found.begin();
   std::string list;
   for (const std::string& name : found) list += (list.empty() ? "" : ", ") + name;
@@ -103,9 +197,14 @@ int cmd_specialize(const std::vector<std::string>& argv) {
   std::vector<std::string> rest, transfer_values, front_end;
   for (size_t i = 0; i < argv.size(); ++i) {
     if (argv[i] == "-I" || argv[i] == "-D") {
-      if (i + 1 == argv.size())
-        return report(
-            tmem::Error(tmem::ErrorCode::kUsage, "option '" + argv[i] + "' needs a value"), false);
+      // An empty value would pass NVRTC a bare -I or -D, which takes the next option as its value.
+      if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
+        return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                  "option '" + argv[i] + "' needs a value" +
+                                      (i + 1 == argv.size()
+                                           ? std::string()
+                                           : ", got '" + tmem::quote_excerpt(argv[i + 1]) + "'")),
+                      false);
       front_end.push_back(argv[i] + argv[i + 1]);
       ++i;
     } else if (argv[i].size() > 2 && (argv[i].rfind("-I", 0) == 0 || argv[i].rfind("-D", 0) == 0)) {
@@ -213,11 +312,10 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     return report(kernel.error(), json, {{"cache", std::string(tmem::to_string(info.cache))}});
   const std::string output = args->get("-o").value_or("");
   if (!output.empty()) {
-    std::ofstream file(output, std::ios::binary);
-    file.write(kernel->cubin().data(), static_cast<std::streamsize>(kernel->cubin().size()));
-    if (!file)
-      return report(tmem::Error(tmem::ErrorCode::kIo, "cannot write the cubin to '" + output + "'"),
-                    json);
+    if (auto written = write_output_file(
+            output, std::string_view(kernel->cubin().data(), kernel->cubin().size()));
+        !written)
+      return report(written.error(), json);
   }
   if (json) {
     nlohmann::json list = nlohmann::json::array();

@@ -1,12 +1,15 @@
 // tmemjit warmup: precompiles a list of specs (one JSON object per line) into the cache tiers, so
 // that an application's first calls are hits (docs/design.md §Fleet, docs/cache.md).
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -14,15 +17,56 @@
 
 #include "tmem/cache.h"
 #include "tmem/jit.h"
+#include "tmem/text.h"
 #include "tools/cli.h"
 
 namespace tmemjit_cli {
 namespace {
 
 constexpr const char* kKinds = "roundtrip, store, load, fill";
-// A spec is a few hundred bytes (tools/spec_args.cc refuses a --spec file over 1 MiB); so is a
-// line.
+// Bounds of a spec list (docs/reliability.md, "Bounds"). A spec is a few hundred bytes
+// (tools/spec_args.cc refuses a --spec file over 1 MiB); so is a line. The file and the number of
+// specs are bounded too: `--specs /dev/zero` once read 9.9 GB looking for a newline (issue 30).
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
+constexpr size_t kMaxListBytes = size_t{64} << 20;
+constexpr size_t kMaxSpecs = 100000;
+
+// The whole list: a regular file or a pipe (`--specs <(generate)`), at most kMaxListBytes. A
+// device, directory or socket is refused before anything is read.
+tmem::Result<std::string> read_list(const std::string& path) {
+  const std::string quoted = "'" + tmem::quote_excerpt(path) + "'";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "cannot read spec list " + quoted + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))) {
+    ::close(fd);
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "spec list " + quoted + " is not a regular file or a pipe");
+  }
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error_number = errno;
+      ::close(fd);
+      return tmem::Error(tmem::ErrorCode::kUsage,
+                         "cannot read spec list " + quoted + ": " + std::strerror(error_number));
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > kMaxListBytes) {
+      ::close(fd);
+      return tmem::Error(tmem::ErrorCode::kLimit, "spec list " + quoted + " is larger than " +
+                                                      std::to_string(kMaxListBytes >> 20) + " MiB");
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
 
 // What --kernel, --target and --backend set for every line.
 struct Defaults {
@@ -46,6 +90,8 @@ struct LineError {
 // A line: the spec's JSON keys (tmem/transfer.h), plus optional "kernel" and "target" that override
 // --kernel and --target for that line.
 tmem::Result<Item> parse_line(const std::string& text, size_t line, const Defaults& defaults) {
+  if (tmem::Status depth = tmem::check_json_depth(text, "the line"); !depth.ok())
+    return std::move(depth).error();
   nlohmann::json object = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded() || !object.is_object())
     return tmem::Error(tmem::ErrorCode::kParse, "not a JSON object");
@@ -161,17 +207,34 @@ int cmd_warmup(const std::vector<std::string>& argv) {
     jobs = std::stoul(*text);
   }
 
-  std::ifstream in(*path, std::ios::binary);
-  if (!in) return usage("cannot read spec list '" + *path + "'");
+  auto list = read_list(*path);
+  if (!list) return report(list.error(), json);
   std::vector<Item> items;
   std::vector<LineError> errors;
-  std::string text;
-  for (size_t line = 1; std::getline(in, text); ++line) {
+  size_t line = 0;
+  for (size_t at = 0; at < list->size();) {
+    ++line;
+    size_t end = list->find('\n', at);
+    if (end == std::string::npos) end = list->size();
+    std::string text = list->substr(at, end - at);
+    at = end + 1;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     const size_t first = text.find_first_not_of(" \t");
     if (first == std::string::npos || text[first] == '#') continue;  // blank lines and comments
+    if (items.size() + errors.size() == kMaxSpecs)
+      return report(tmem::Error(tmem::ErrorCode::kLimit,
+                                "spec list '" + tmem::quote_excerpt(*path) + "' has more than " +
+                                    std::to_string(kMaxSpecs) + " specs; split it"),
+                    json);
     if (text.size() > kMaxLineBytes) {
       errors.push_back({line, tmem::Error(tmem::ErrorCode::kLimit, "line is longer than 1 MiB")});
+      continue;
+    }
+    // Refused rather than cut: the JSON parser would stop at it and drop the rest of the line.
+    if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+      errors.push_back(
+          {line, tmem::Error(tmem::ErrorCode::kParse,
+                             "line has a NUL byte at column " + std::to_string(nul + 1))});
       continue;
     }
     tmem::Result<Item> item = parse_line(text, line, defaults);
@@ -180,7 +243,6 @@ int cmd_warmup(const std::vector<std::string>& argv) {
     else
       errors.push_back({line, item.error()});
   }
-  if (in.bad()) return usage("cannot read spec list '" + *path + "'");
   const size_t specs = items.size() + errors.size();  // every line that is not blank or a comment
 
   // Compile on `jobs` threads; each key compiles once (compile_transfer), across processes too.
@@ -233,14 +295,16 @@ int cmd_warmup(const std::vector<std::string>& argv) {
                           {"errors", list},
                           {"seconds", seconds}};
     if (!errors.empty())
-      out["error"] = {{"code", tmem::to_string(errors.front().error.code())},
-                      {"message", *path + ":" + std::to_string(errors.front().line) + ": " +
-                                      errors.front().error.message()}};
+      out["error"] = {
+          {"code", tmem::to_string(errors.front().error.code())},
+          {"message", tmem::quote_excerpt(*path) + ":" + std::to_string(errors.front().line) +
+                          ": " + errors.front().error.message()}};
     print_json(out);
   } else {
     for (const LineError& e : errors)
-      std::cerr << *path << ":" << e.line << ": error: " << tmem::to_string(e.error.code()) << ": "
-                << e.error.message() << "\n";
+      std::cerr << tmem::quote_excerpt(*path) << ":" << e.line
+                << ": error: " << tmem::to_string(e.error.code()) << ": " << e.error.message()
+                << "\n";
     std::cout << "warmed up " << specs << " specs from " << *path << " in " << seconds_text(seconds)
               << ": " << compiled << " compiled, " << memory_hits << " memory hits, " << disk_hits
               << " disk hits, " << remote_hits << " remote hits";

@@ -1,7 +1,11 @@
 // tmemjit.Error: every tmem::Error that reaches Python, with its code, message and details.
 #include <Python.h>
 
+#include <string>
+#include <string_view>
+
 #include "bindings.h"
+#include "tmem/text.h"
 
 // The rule an error breaks and its keyed details (Error::rule(), Error::detail_entries()) came
 // with tmem/rule.h; older libraries give the details as one text only.
@@ -16,21 +20,26 @@ namespace {
 // The exception type, created once at import; the module holds the other reference.
 PyObject* error_type = nullptr;
 
+// Every text made valid UTF-8 first (bytes that are not are written \xNN): nb::str refuses invalid
+// UTF-8, which once turned a Latin-1 name or compiler log into a RuntimeError (issue 30).
+nb::str py_text(std::string_view text) {
+  const std::string valid = tmem::valid_utf8(text);
+  return nb::str(valid.c_str(), valid.size());
+}
+
 void set_python_error(const tmem::Error& error) {
-  nb::object instance =
-      nb::steal(PyObject_CallOneArg(error_type, nb::str(error.message().c_str()).ptr()));
+  const nb::str message = py_text(error.message());
+  nb::object instance = nb::steal(PyObject_CallOneArg(error_type, message.ptr()));
   if (!instance.is_valid()) return;  // the call set its own exception (memory)
   instance.attr("code") = nb::str(tmem::to_string(error.code()));
-  instance.attr("message") = nb::str(error.message().c_str(), error.message().size());
-  const std::string details = error.details();
-  instance.attr("details") = nb::str(details.c_str(), details.size());
+  instance.attr("message") = message;
+  instance.attr("details") = py_text(error.details());
 #ifdef TMEMJIT_PY_HAVE_RULE
   if (error.rule() != tmem::Rule::kNone)
     instance.attr("rule") = nb::str(tmem::to_string(error.rule()));
   nb::list entries;
   for (const tmem::ErrorDetail& entry : error.detail_entries())
-    entries.append(nb::make_tuple(nb::str(entry.key.c_str(), entry.key.size()),
-                                  nb::str(entry.text.c_str(), entry.text.size())));
+    entries.append(nb::make_tuple(py_text(entry.key), py_text(entry.text)));
   instance.attr("detail_entries") = nb::tuple(entries);
 #endif
   PyErr_SetObject(error_type, instance.ptr());

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "tmem/text.h"
+
 namespace tmem {
 namespace {
 
@@ -213,6 +215,8 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
 
 Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   if (json_text.size() > kMaxSpecBytes) return too_long("spec JSON", json_text.size());
+  if (Status depth = check_json_depth(json_text, "spec JSON"); !depth.ok())
+    return std::move(depth).error();
   nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return Error(ErrorCode::kParse, "spec is not valid JSON");
   if (!json.is_object())
