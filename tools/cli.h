@@ -69,6 +69,10 @@ void print_json(const nlohmann::json& object);
 // kIo naming the path and the failing step.
 tmem::Status write_output_file(const std::string& path, std::string_view bytes);
 
+// SIGINT and SIGTERM end the command with kExitInterrupted (130) and kExitTerminated (143),
+// whatever it is doing (tools/signals.cc). Called first in main(), before any thread starts.
+void exit_on_stop_signals();
+
 // A command: takes the arguments after its name, returns the exit code.
 using CommandFn = int (*)(const std::vector<std::string>& argv);
 

@@ -57,7 +57,7 @@ void print_footer(std::ostream& os, bool with_spec) {
     os << "\nSPEC := --op OPCODE --scope warp:W|warpgroup|cta:NW --tmem VIEW --regs VIEW\n"
           "        [--tmem2 VIEW --imm N] | --spec FILE.json\n";
   os << "\nexit codes: 0 ok, 1 invalid input, 2 usage, 3 toolchain or driver failure, 4 wrong "
-        "data\n";
+        "data,\n130 interrupted (SIGINT), 143 terminated (SIGTERM)\n";
 }
 
 int usage(std::ostream& os, int code) {
@@ -84,6 +84,7 @@ bool asks_for_help(const std::vector<std::string>& words) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tmemjit_cli::exit_on_stop_signals();
   if (argc < 2) return usage(std::cerr, tmemjit_cli::kExitUsage);
   std::string_view name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") return usage(std::cout, 0);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "runtime/cuda/shared_library.h"
+#include "runtime/cuda/signal_guard.h"
 
 // Set by runtime/CMakeLists.txt from the toolkit found at configure time.
 #ifndef TMEMJIT_NVRTC_SONAME
@@ -41,6 +42,8 @@ Result<Api> open_api() {
            load_symbol(api.get_lto_ir, library, "nvrtcGetLTOIR", too_old),
        })
     if (!loaded) return std::move(loaded).error();
+  // NVRTC's compile installs SIGINT/SIGTERM handlers of its own; the program's are kept.
+  api.compile_program = keep_signal_handlers(api.compile_program);
   return api;
 }
 

@@ -30,7 +30,8 @@ const std::string kLoad = kExample + "/layouts/d_x32_ld.json";
 const std::string kStore = kExample + "/layouts/d_x32_st.json";
 
 std::string nested(int depth) {
-  return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
+  return std::string(static_cast<size_t>(depth), '[') +
+         std::string(static_cast<size_t>(depth), ']');
 }
 
 // The --json output as an object; a test fails when it is not valid JSON (invalid UTF-8 made
@@ -159,7 +160,8 @@ TEST(HostileCli, LongPathsAreQuotedShort) {
 TEST(HostileCli, ASourceWithANulByteIsRefused) {
   TempDir dir;
   const fs::path source = dir.path() / "nul.cu";
-  write_file(source, "// a comment\n" + std::string(1, '\0') + read_file(kExample + "/epilogue.cu"));
+  write_file(source,
+             "// a comment\n" + std::string(1, '\0') + read_file(kExample + "/epilogue.cu"));
   const CliResult result =
       run_cli_argv({"specialize", source.string(), "--transfer", "acc_load=" + kLoad, "--json"});
   EXPECT_EQ(result.exit_code, 1) << result.err;
@@ -186,8 +188,8 @@ TEST(HostileCli, CtaGroupOutOfRangeIsRefusedNamingTheKey) {
 TEST(HostileCli, EmptyIncludeAndDefineValuesDoNotSwallowTheNextOption) {
   for (const char* option : {"-D", "-I"}) {
     for (const std::string value : {"", "--json", "-DX"}) {
-      const CliResult result = run_cli_argv(
-          {"specialize", kExample + "/epilogue.cu", option, value, "--transfer", "acc_load=" + kLoad});
+      const CliResult result = run_cli_argv({"specialize", kExample + "/epilogue.cu", option, value,
+                                             "--transfer", "acc_load=" + kLoad});
       EXPECT_EQ(result.exit_code, 2) << option << " '" << value << "': " << result.err;
       EXPECT_NE(result.err.find("option '" + std::string(option) + "' needs a value"),
                 std::string::npos)
@@ -202,11 +204,11 @@ TEST(HostileCli, AFailedOutputWriteLeavesNoTruncatedFile) {
   TempDir dir;
   const fs::path output = dir.path() / "out.cubin";
   write_file(output, "previous");
-  const std::string command =
-      "ulimit -f 2; trap '' XFSZ; exec " + tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) +
-      " compile --spec " + tmemjit_test::shell_quote(kLoad) + " --no-cache -o " +
-      tmemjit_test::shell_quote(output.string()) + " >/dev/null 2>" +
-      tmemjit_test::shell_quote((dir.path() / "err").string());
+  const std::string command = "ulimit -f 2; trap '' XFSZ; exec " +
+                              tmemjit_test::shell_quote(TMEMJIT_CLI_PATH) + " compile --spec " +
+                              tmemjit_test::shell_quote(kLoad) + " --no-cache -o " +
+                              tmemjit_test::shell_quote(output.string()) + " >/dev/null 2>" +
+                              tmemjit_test::shell_quote((dir.path() / "err").string());
   const int status = std::system(("bash -c " + tmemjit_test::shell_quote(command)).c_str());
   const std::string err = read_file(dir.path() / "err");
   if (err.find("toolchain") != std::string::npos && err.find("cannot write") == std::string::npos)
@@ -227,9 +229,9 @@ TEST(HostileCli, TheDefaultEntryIsFoundInASourceWithAVeryLongLine) {
   TempDir dir;
   for (const bool ptx : {false, true}) {
     const fs::path source = dir.path() / (ptx ? "long.ptx" : "long.cu");
-    const std::string line = ptx ? "// " + std::string(65536, ' ') + "\n.target sm_100a" +
-                                       std::string(65536, ' ') + "\n"
-                                 : "#define LONG " + std::string(65536, ' ') + "x\n";
+    const std::string line =
+        ptx ? "// " + std::string(65536, ' ') + "\n.target sm_100a" + std::string(65536, ' ') + "\n"
+            : "#define LONG " + std::string(65536, ' ') + "x\n";
     const std::string body = ptx ? ".version 8.7\n" + line +
                                        "// .entry in_a_comment\n.visible .entry the_kernel()\n{\n"
                                        "ret;\n}\n"
