@@ -109,6 +109,35 @@ bool is_cpp_keyword(std::string_view name) {
   return kKeywords.count(name) != 0;
 }
 
+// Types and namespaces a kernel's source names: a transfer function of that name would hide them
+// (issue 30 item 12: `uint32_t` as a name compiled into an error inside the user's kernel).
+bool is_kernel_type_name(std::string_view name) {
+  static const std::set<std::string_view> kNames = {"int8_t",       "int16_t",
+                                                    "int32_t",      "int64_t",
+                                                    "uint8_t",      "uint16_t",
+                                                    "uint32_t",     "uint64_t",
+                                                    "size_t",       "ptrdiff_t",
+                                                    "intptr_t",     "uintptr_t",
+                                                    "nullptr_t",    "max_align_t",
+                                                    "std",          "cuda",
+                                                    "cub",          "thrust",
+                                                    "cute",         "cutlass",
+                                                    "nvcuda",       "cooperative_groups",
+                                                    "dim3",         "half",
+                                                    "half2",        "nv_bfloat16",
+                                                    "nv_bfloat162", "cudaError_t",
+                                                    "cudaStream_t", "CUtensorMap",
+                                                    "float_t",      "double_t"};
+  if (kNames.count(name)) return true;
+  // CUDA's vector types: char1 .. ulonglong4, float1 .. double4.
+  static constexpr std::string_view kVectorBases[] = {"char",     "uchar",     "short", "ushort",
+                                                      "int",      "uint",      "long",  "ulong",
+                                                      "longlong", "ulonglong", "float", "double"};
+  if (name.size() < 2 || name.back() < '1' || name.back() > '4') return false;
+  const std::string_view base = name.substr(0, name.size() - 1);
+  return std::ranges::find(kVectorBases, base) != std::end(kVectorBases);
+}
+
 int scope_threads(const Scope& scope) { return 32 * scope.groups(); }
 
 // Thread number in the scope of a register element's owner, or -1 outside the scope.
@@ -559,6 +588,26 @@ std::string redval_constants(const TransferCode& code) {
          name + "_redvals = " + std::to_string(plan.instructions_per_warp()) + ";\n";
 }
 
+// The transfer's geometry as compile-time constants, so a kernel can unroll its chunk loops and
+// static_assert what it assumes of a layout: the register tensor's shape (NAME_coord's index
+// space; __device__ because device code may index it at run time, and constexpr so that
+// static_assert and array bounds read it), the TMEM columns one call spans (the chunk step with
+// column_argument) and the columns one call needs allocated.
+std::string geometry_constants(const TransferCode& code) {
+  const std::string& name = code.options.name;
+  const std::vector<std::int64_t>& shape = code.coord.shape;
+  std::string extents;
+  for (size_t d = 0; d < shape.size(); ++d) extents += (d ? ", " : "") + std::to_string(shape[d]);
+  if (shape.empty()) extents = "0";
+  return "__device__ constexpr int " + name + "_shape[" +
+         std::to_string(std::max<size_t>(shape.size(), 1)) + "] = {" + extents +
+         "};  // the register tensor's shape\nconstexpr int " + name +
+         "_columns = " + std::to_string(columns_spanned(code.plan)) +
+         ";  // TMEM columns one call spans: the chunk step\nconstexpr int " + name +
+         "_alloc_columns = " + std::to_string(code.plan.alloc_columns) +
+         ";  // columns one call needs allocated\n";
+}
+
 std::string cuda_header_comment(const TransferCode& code, Target target) {
   const Plan& plan = code.plan;
   std::ostringstream os;
@@ -605,6 +654,7 @@ Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
   map.slots = plan.regs_per_thread;
   const std::span<const std::int64_t> shape = regs.base().shape();
   map.rank = static_cast<int>(shape.size());
+  map.shape.assign(shape.begin(), shape.end());
   std::vector<bool> used(static_cast<size_t>(map.slots), false);
   for (const RepeatStep& step : plan.repeats)
     for (int s : step.slots) used[static_cast<size_t>(s)] = true;
@@ -686,7 +736,10 @@ Status check_identifier(std::string_view name, std::string_view what) {
   auto fail = [&](const std::string& why) {
     return Error(ErrorCode::kUsage, std::string(what) + " '" + std::string(name) + "' " + why,
                  "a name is a C identifier: letters, digits and '_', not starting with a digit; "
-                 "not a C++ keyword, and not starting with '__' or 'tmemjit' (reserved)");
+                 "not a C++ keyword, not starting with '__' or 'tmemjit' (reserved), not a type "
+                 "or namespace of a kernel's (uint32_t, size_t, std, float4, ...) and not an "
+                 "identifier of the generated code (tmem_base, regs, warp, column, thread, "
+                 "slot, index, ...)");
   };
   if (name.empty()) return fail("is empty");
   if (name.size() > 200) return fail("is longer than 200 characters");
@@ -698,6 +751,19 @@ Status check_identifier(std::string_view name, std::string_view what) {
   if (name.rfind("__", 0) == 0) return fail("starts with '__', which C++ reserves");
   if (name.rfind("tmemjit", 0) == 0)
     return fail("starts with 'tmemjit', which libtmemjit reserves");
+  if (is_kernel_type_name(name))
+    return fail(
+        "names a type or namespace kernels use (a function of that name would hide it in the "
+        "kernel's source)");
+  // s0, s1, ...: the slot parameters of the emulated PTX form's stores.
+  const bool slot_parameter =
+      name.size() > 1 && name[0] == 's' &&
+      std::ranges::all_of(name.substr(1), [](char c) { return c >= '0' && c <= '9'; });
+  if (slot_parameter ||
+      std::ranges::find(generated_identifiers(), name) != generated_identifiers().end())
+    return fail(
+        "is an identifier of the generated code (a parameter, local or helper of its "
+        "functions), which the transfer's name would shadow or be shadowed by");
   return std::monostate{};
 }
 
@@ -708,7 +774,33 @@ std::vector<std::string> transfer_symbols(const std::string& name) {
           name + "_wait",
           name + "_coord",
           name + "_redval",
-          name + "_redvals"};
+          name + "_redvals",
+          name + "_shape",
+          name + "_columns",
+          name + "_alloc_columns"};
+}
+
+std::span<const std::string_view> generated_identifiers() noexcept {
+  static constexpr std::string_view kNames[] = {
+      // the parameters of the contract's functions
+      "tmem_base", "regs", "warp", "column", "thread", "slot", "index",
+      // the locals of the generated bodies
+      "warp_", "taddr_", "tm_", "l_", "a_", "ok_", "w_", "s_", "acc_", "v_", "bits_", "c_", "r_",
+      "s", "i", "r", "tmem", "dst", "generic", "slab", "lane", "event", "id", "address", "rows",
+      "width", "old", "smem_result", "smem_address", "columns",
+      // the namespaces, types and helpers it names
+      "emu", "detail", "EmuState", "emu_state", "alloc", "dealloc", "fence_before_sync",
+      "fence_after_sync", "cluster_sync", "record", "resolve", "wait", "cta", "status"};
+  return kNames;
+}
+
+int columns_spanned(const Plan& plan) noexcept {
+  if (plan.repeats.empty()) return 0;
+  int first = plan.columns_used;
+  for (int g = 0; g < plan.warps(); ++g)
+    for (int k = 0; k < plan.instructions_per_warp(); ++k)
+      first = std::min(first, static_cast<int>(plan.address(g, k) & 0xFFFFu));
+  return plan.columns_used - first;
 }
 
 Result<TransferCode> prepare_transfer(const TransferSpec& spec,
@@ -844,7 +936,7 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
   const int regs = plan.regs_per_thread;
   std::ostringstream os;
   os << cuda_header_comment(code, target) << "constexpr int " << name << "_regs = " << regs << ";\n"
-     << direction_constant(code) << redval_constants(code);
+     << direction_constant(code) << redval_constants(code) << geometry_constants(code);
   // The source is text until NVRTC compiles it: an opcode the target lacks (ld.red on sm_100a,
   // rule R14) fails there with the library's own sentence rather than a ptxas log.
   if (target != Target::kSm90 && !plan.op.supports(target))
@@ -887,9 +979,14 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
 }
 
 std::string front_end_signature(const TransferCode& code) {
+  std::string shape;
+  for (std::int64_t extent : code.coord.shape)
+    shape += (shape.empty() ? "" : "x") + std::to_string(extent);
   return code.options.name + " " + std::string(to_string(code.plan.op.direction())) +
          " regs=" + std::to_string(code.plan.regs_per_thread) +
-         " rank=" + std::to_string(code.coord.rank) + (code.f32 ? " f32" : "") +
+         " rank=" + std::to_string(code.coord.rank) + " shape=" + shape +
+         " columns=" + std::to_string(columns_spanned(code.plan)) +
+         " alloc=" + std::to_string(code.plan.alloc_columns) + (code.f32 ? " f32" : "") +
          (code.options.wait ? " wait" : "") + (code.options.warp_argument ? " warp" : "") +
          (code.options.column_argument ? " column" : "") +
          (code.options.cta_group != 1 ? " cta_group=" + std::to_string(code.options.cta_group)
@@ -1013,7 +1110,7 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
   os << heads.coord << ";\n";
   os << "}  // namespace detail\n}  // namespace tmemjit\n"
      << "constexpr int " << name << "_regs = " << regs << ";\n"
-     << direction_constant(code) << redval_constants(code);
+     << direction_constant(code) << redval_constants(code) << geometry_constants(code);
   for (const char* element : {kU, "float"}) {
     if (element != std::string(kU) && !code.f32) continue;
     os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, element)

@@ -57,6 +57,7 @@ struct CoordMap {
   int slots = 0;    // the plan's registers per thread
   int halves = 1;   // 2 for a 16-bit register view: each slot holds two elements
   int rank = 0;     // the register tensor's rank
+  std::vector<std::int64_t> shape;  // the register tensor's shape (as written): NAME_shape
   std::vector<std::pair<int, int>> used_slots;  // [begin, end) ranges of the slots the plan moves
   // index(thread, slot)[d] = dims[d] evaluated, for every thread < threads and used slot...
   bool additive = false;
@@ -92,11 +93,22 @@ struct TransferCode {
   int first_id = 1;  // emulation: the status code of the transfer's first instruction
 };
 
-// kUsage unless `name` is a C identifier that is neither a C++ keyword nor reserved (a leading
-// "__" or "tmemjit"); `what` says whose name it is in the message.
+// kUsage unless `name` is a C identifier that is neither a C++ keyword nor reserved: a leading
+// "__" or "tmemjit", a CUDA built-in, a type or namespace a kernel names (uint32_t, size_t, std,
+// dim3, float4, ...) or an identifier of the generated code itself (its parameters tmem_base,
+// regs, warp, column, thread, slot, index and its locals); `what` says whose name it is.
 Status check_identifier(std::string_view name, std::string_view what = "transfer name");
-// The names a transfer defines: NAME, NAME_regs, NAME_wait, NAME_coord.
+// The names a transfer defines: NAME, NAME_regs, NAME_is_load, NAME_wait, NAME_coord,
+// NAME_redval(s), NAME_shape, NAME_columns, NAME_alloc_columns.
 std::vector<std::string> transfer_symbols(const std::string& name);
+// The identifiers the generated code uses besides a transfer's own symbols (check_identifier
+// refuses them): parameters, locals, helper namespaces and the types they name.
+std::span<const std::string_view> generated_identifiers() noexcept;
+
+// The TMEM columns one call of the plan spans: one past its highest column less its lowest access
+// column (every group). NAME_columns, the step of a chunk loop that moves the transfer with
+// column_argument.
+int columns_spanned(const Plan& plan) noexcept;
 
 // check(spec), the coord map and the name check, as the generators need them.
 Result<TransferCode> prepare_transfer(const TransferSpec& spec,

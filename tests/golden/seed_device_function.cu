@@ -30,6 +30,9 @@ __device__ __forceinline__ void fence_after_sync() {
 // tmem_base is what tmemjit::alloc wrote.
 constexpr int acc_load_regs = 64;
 constexpr bool acc_load_is_load = true;
+__device__ constexpr int acc_load_shape[2] = {64, 128};  // the register tensor's shape
+constexpr int acc_load_columns = 64;  // TMEM columns one call spans: the chunk step
+constexpr int acc_load_alloc_columns = 64;  // columns one call needs allocated
 __device__ __forceinline__ void acc_load(unsigned int tmem_base, unsigned int (&regs)[64]) {
   const unsigned int warp_ = (threadIdx.x / 32u);
   const unsigned int taddr_ = tmem_base + ((warp_ % 4u) << 21);

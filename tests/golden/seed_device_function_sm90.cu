@@ -86,6 +86,9 @@ __device__ __forceinline__ void fence_after_sync() { __threadfence_block(); }
 // tmem_base is what tmemjit::alloc wrote.
 constexpr int acc_store_regs = 64;
 constexpr bool acc_store_is_load = false;
+__device__ constexpr int acc_store_shape[2] = {64, 128};  // the register tensor's shape
+constexpr int acc_store_columns = 64;  // TMEM columns one call spans: the chunk step
+constexpr int acc_store_alloc_columns = 64;  // columns one call needs allocated
 __device__ __forceinline__ void acc_store(unsigned int tmem_base, unsigned int (&regs)[64]) {
   // tcgen05.st emulated: TMEM is this CTA's region of global memory (libtmemjit emulation)
   asm volatile("// tmemjit emulated transfer acc_store");

@@ -1,12 +1,16 @@
 // The embeddable .func form: its golden, its ABI shape for st and ld, relocatable compiles through
 // ptxas and nvPTXCompiler with the plan's SASS, a caller in the same module (whole program) and a
-// caller in another module linked through nvJitLink.
+// caller in another module linked through nvJitLink. The contract's geometry (NAME_shape,
+// NAME_columns, NAME_alloc_columns) and the names a transfer may not take.
 #include "kernels/device_function.h"
 
 #include <gtest/gtest.h>
 #include <nvJitLink.h>
 
+#include <algorithm>
 #include <memory>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,7 @@
 #include "runtime/compile/backends.h"
 #include "runtime/compile/sass.h"
 #include "tmem/check.h"
+#include "tmem/select.h"
 
 namespace {
 
@@ -247,6 +252,291 @@ TEST(DeviceFunctionCompile, CallerInAnotherModuleLinksThroughNvJitLink) {
   ASSERT_TRUE(text.ok()) << text.error().full_text();
   const tmem::sass::Listing listing(*text);
   EXPECT_EQ(listing.count("STTM"), plan.instructions_per_warp()) << "the callee's one st";
+}
+
+// ---- geometry in the contract (issue 29 item 3) -----------------------------------------------
+
+tmem::kernels::TransferCode code_of(const tmem::TransferSpec& spec, const std::string& name,
+                                    bool column_argument = false) {
+  tmem::DeviceFunctionOptions options;
+  options.name = name;
+  options.column_argument = column_argument;
+  auto code = tmem::kernels::prepare_transfer(spec, options);
+  EXPECT_TRUE(code.ok()) << code.error().full_text();
+  return std::move(code).value();
+}
+
+tmem::TransferSpec load_of(const std::string& tmem, const std::string& regs,
+                           const std::string& scope = "warpgroup", int budget = 0) {
+  auto selection = tmem::select(tmem::Direction::kLoad, tmem::Scope::parse(scope).value(),
+                                tmem::View::parse(tmem).value(), tmem::View::parse(regs).value(),
+                                {.register_budget = budget});
+  EXPECT_TRUE(selection.ok()) << selection.error().full_text();
+  return std::move(selection).value().spec;
+}
+
+TEST(DeviceFunctionGeometry, ShapeColumnsAndAllocationBesideRegs) {
+  const auto code = code_of(tmemjit_test::seed_layout_b(false).make(), "acc");
+  for (tmem::Target target : {tmem::Target::kSm100a, tmem::Target::kSm90}) {
+    for (const std::string& text : {tmem::kernels::cuda_transfer(code, target),
+                                    tmem::kernels::cuda_front_end_declarations(code, target)}) {
+      EXPECT_NE(text.find("constexpr int acc_regs = 64;\n"), std::string::npos) << text;
+      EXPECT_NE(text.find("__device__ constexpr int acc_shape[2] = {64, 128};"), std::string::npos)
+          << text;
+      EXPECT_NE(text.find("constexpr int acc_columns = 64;"), std::string::npos);
+      EXPECT_NE(text.find("constexpr int acc_alloc_columns = 64;"), std::string::npos);
+    }
+  }
+}
+
+TEST(DeviceFunctionGeometry, ColumnsAreWhatOneCallSpans) {
+  struct Case {
+    tmem::TransferSpec spec;
+    int columns, alloc;
+  };
+  const std::string rows = "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)";
+  const Case cases[] = {
+      // FA4's chunk of S: 32 columns from column 0.
+      {load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)", rows), 32, 32},
+      // The same chunk at columns 64..95 spans 32 columns, but needs 128 allocated.
+      {load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)] + 64@TCol, f32)", rows), 32, 128},
+      // Eight warps: warpgroup 1 at columns 32..63.
+      {load_of("tensor((2,128,32), S[(2,128,32):(32@TCol,1@TLane,1@TCol)], f32)"
+               ".rearrange(\"w r c -> (w r) c\")",
+               "tensor((2,128,32), S[(2,128,32):(128@tx,1@tx,1)], f32)"
+               ".rearrange(\"w r c -> (w r) c\")",
+               "cta:8"),
+       64, 64},
+      // Packed 16-bit halves: one element per cell.
+      {tmemjit_test::seed_pack(false).make(), 128, 128},
+  };
+  for (const Case& c : cases) {
+    const tmem::Plan plan = tmem::check(c.spec).value();
+    EXPECT_EQ(tmem::kernels::columns_spanned(plan), c.columns) << c.spec.to_string();
+    EXPECT_EQ(plan.alloc_columns, c.alloc) << c.spec.to_string();
+  }
+}
+
+TEST(DeviceFunctionGeometry, TheFrontEndSignatureCarriesTheGeometry) {
+  // A kernel's front end reads the constants, so layouts whose geometry differs cannot share it;
+  // those whose geometry is the same still do.
+  const std::string rows = "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)";
+  const auto at0 =
+      code_of(load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)", rows), "s_load");
+  const auto at64 = code_of(
+      load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)] + 64@TCol, f32)", rows), "s_load");
+  const auto narrow =
+      code_of(load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)", rows, "warpgroup", 8),
+              "s_load");
+  EXPECT_NE(tmem::kernels::front_end_signature(at0), tmem::kernels::front_end_signature(at64));
+  EXPECT_EQ(tmem::kernels::front_end_signature(at0), tmem::kernels::front_end_signature(narrow))
+      << "x32 once or x8 four times: the same registers, shape and columns";
+  EXPECT_NE(tmem::kernels::front_end_signature(at0).find("shape=128x32 columns=32 alloc=32"),
+            std::string::npos)
+      << tmem::kernels::front_end_signature(at0);
+}
+
+TEST(DeviceFunctionGeometry, TheNewNamesAreTransferSymbols) {
+  const auto symbols = tmem::kernels::transfer_symbols("acc");
+  for (const char* name : {"acc_shape", "acc_columns", "acc_alloc_columns"})
+    EXPECT_NE(std::ranges::find(symbols, name), symbols.end()) << name;
+}
+
+// A kernel that assumes its layout: a chunk loop unrolled on acc_columns, a static_assert on the
+// tile's width. NVRTC compiles it for a layout that fits, with one LDTM per chunk and no local
+// memory; for one that does not, the compile fails with the kernel's own message.
+std::string chunk_kernel(const std::string& transfer) {
+  return tmem::kernels::cuda_lifecycle(tmem::Target::kSm100a) + transfer + R"(
+static_assert(s_chunk_shape[1] == 32, "this epilogue takes 32-column chunks of S");
+static_assert(4 * s_chunk_columns <= 512, "four chunks fit TMEM");
+extern "C" __global__ void __launch_bounds__(128) row_max(float* out) {
+  __shared__ unsigned int base_shared;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&base_shared, 4 * s_chunk_columns);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  float best = -1e30f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float s[s_chunk_regs];
+    s_chunk(base_shared, s, j * s_chunk_columns);
+    s_chunk_wait();
+#pragma unroll
+    for (int r = 0; r < s_chunk_regs; ++r) best = fmaxf(best, s[r]);
+  }
+  out[threadIdx.x] = best * s_chunk_shape[threadIdx.x % 2];
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(base_shared, 4 * s_chunk_columns);
+}
+)";
+}
+
+TEST(DeviceFunctionGeometry, AKernelUnrollsOnTheConstantsAndStaticAssertsItsLayout) {
+  const std::string rows = "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)";
+  const auto fits = code_of(load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)", rows),
+                            "s_chunk", true);
+  tmem::CompileOptions options;
+  auto module = tmem::compile_cuda(
+      chunk_kernel(tmem::kernels::cuda_transfer(fits, tmem::Target::kSm100a)), "row_max", options);
+  ASSERT_TRUE(module.ok()) << module.error().full_text();
+  EXPECT_EQ(tmem::elf::max_frame_size(module->cubin).value(), 0u) << "no local memory";
+  // A 64-column layout: the kernel says so at compile time.
+  const auto wide = code_of(load_of("tensor((128,64), S[(128,64):(1@TLane,1@TCol)], f32)",
+                                    "tensor((128,64), S[(128,64):(1@tid_in_wg,1)], f32)"),
+                            "s_chunk", true);
+  auto misfit = tmem::compile_cuda(
+      chunk_kernel(tmem::kernels::cuda_transfer(wide, tmem::Target::kSm100a)), "row_max", options);
+  ASSERT_FALSE(misfit.ok());
+  EXPECT_NE(misfit.error().full_text().find("this epilogue takes 32-column chunks of S"),
+            std::string::npos)
+      << misfit.error().full_text();
+  const auto tool = tmem::sass::find_disassembler();
+  if (!tool) GTEST_SKIP() << "compiled; SASS not checked: " << tmem::sass::search_description();
+  const tmem::sass::Listing listing(tmem::sass::disassemble(*tool, module->cubin).value());
+  EXPECT_EQ(listing.count("LDTM"), 4) << "one per chunk, unrolled";
+  EXPECT_FALSE(listing.uses_local_memory());
+}
+
+// ---- reserved names (issue 30 item 12) ---------------------------------------------------------
+
+TEST(DeviceFunctionNames, TypesNamespacesAndTheGeneratedCodesIdentifiersAreRefused) {
+  for (const char* name : {"uint32_t", "int32_t", "size_t", "std", "float", "float4", "uint2",
+                           "dim3", "cute", "tmem_base", "regs", "warp", "column", "thread", "slot",
+                           "index", "bits_", "taddr_", "emu"}) {
+    const tmem::Status status = tmem::kernels::check_identifier(name);
+    ASSERT_FALSE(status.ok()) << name;
+    EXPECT_EQ(status.error().code(), tmem::ErrorCode::kUsage);
+    EXPECT_EQ(status.error().message().rfind("transfer name '" + std::string(name) + "' ", 0), 0u)
+        << status.error().message();
+  }
+  EXPECT_NE(tmem::kernels::check_identifier("regs").error().message().find("generated code"),
+            std::string::npos);
+  EXPECT_NE(tmem::kernels::check_identifier("uint32_t").error().message().find("type or namespace"),
+            std::string::npos);
+  for (const char* name : {"acc", "s_chunk", "float5", "regs2", "p_store", "threads"})
+    EXPECT_TRUE(tmem::kernels::check_identifier(name).ok()) << name;
+}
+
+// The identifiers of C++ source outside string literals and comments.
+std::set<std::string> identifiers_of(const std::string& source) {
+  std::string code;
+  bool in_string = false, in_comment = false;
+  for (size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    if (in_comment) {
+      if (c == '\n') in_comment = false, code += c;
+      continue;
+    }
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      code += ' ';
+      continue;
+    }
+    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      in_comment = true;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    code += c;
+  }
+  std::set<std::string> out;
+  static const std::regex kWord("[A-Za-z_][A-Za-z0-9_]*");
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), kWord);
+       it != std::sregex_iterator(); ++it) {
+    const auto at = static_cast<size_t>(it->position());
+    if (at > 0 && code[at - 1] >= '0' && code[at - 1] <= '9') continue;  // 64u, 0xFFFFu
+    out.insert(it->str());
+  }
+  return out;
+}
+
+// Every identifier the generated code uses, in every form (both targets, the compile_kernel
+// sides, the emulated PTX functions, a CTA pair's lifecycle), is a transfer symbol of the name,
+// a keyword or built-in, or a name check_identifier refuses: so no name a user may choose can
+// collide with it.
+TEST(DeviceFunctionNames, EveryIdentifierOfTheGeneratedCodeIsRefusedAsAName) {
+  std::vector<tmem::kernels::TransferCode> codes;
+  for (bool store : {true, false}) {
+    codes.push_back(code_of(tmemjit_test::seed_layout_b(store).make(), "acc", true));
+    codes.push_back(code_of(tmemjit_test::seed_pack(store).make(), "acc"));
+  }
+  codes.push_back(code_of(tmem::TransferSpec::from_fields(
+                              "tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32", "warpgroup",
+                              "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32)"
+                              ".rearrange(\"(g l) (k c) -> g k l c\", g=4, k=2)",
+                              "tensor((128,16), S[(128,16):(1@tid_in_wg,1)], f32)"
+                              ".rearrange(\"(g l) (k c) -> g k l c\", g=4, k=2)")
+                              .value(),
+                          "acc"));
+  std::string sources;
+  for (auto& code : codes) {
+    code.options.warp_argument = true;
+    for (tmem::Target target : {tmem::Target::kSm100a, tmem::Target::kSm90}) {
+      sources += tmem::kernels::cuda_transfer(code, target);
+      sources += tmem::kernels::cuda_front_end_declarations(code, target);
+      sources += tmem::kernels::cuda_implementation({&code}, target);
+      for (int group : {1, 2}) sources += tmem::kernels::cuda_lifecycle(target, false, group);
+    }
+    sources += tmem::kernels::cuda_emulated_ptx_functions({&code});
+  }
+  const auto symbols = tmem::kernels::transfer_symbols("acc");
+  // What C++ and CUDA define, and the emulated PTX form's aggregates (named after the transfer).
+  const std::set<std::string> language = {"acc_regs_t",
+                                          "acc_coord_t",
+                                          "asm",
+                                          "volatile",
+                                          "unsigned",
+                                          "int",
+                                          "float",
+                                          "bool",
+                                          "const",
+                                          "constexpr",
+                                          "static_cast",
+                                          "reinterpret_cast",
+                                          "long",
+                                          "void",
+                                          "return",
+                                          "if",
+                                          "for",
+                                          "else",
+                                          "switch",
+                                          "case",
+                                          "break",
+                                          "default",
+                                          "true",
+                                          "false",
+                                          "namespace",
+                                          "struct",
+                                          "extern",
+                                          "inline",
+                                          "static_assert",
+                                          "nullptr",
+                                          "threadIdx",
+                                          "blockIdx",
+                                          "blockDim",
+                                          "gridDim",
+                                          "x",
+                                          "y",
+                                          "z",
+                                          "define",
+                                          "ifndef",
+                                          "endif",
+                                          "TMEMJIT_LIFECYCLE_DEFINED",
+                                          "memory",
+                                          "attribute",
+                                          "always_inline"};
+  std::vector<std::string> unrefused;
+  for (const std::string& word : identifiers_of(sources)) {
+    if (word.rfind("__", 0) == 0 || word.rfind("tmemjit", 0) == 0) continue;
+    if (std::ranges::find(symbols, word) != symbols.end() || language.count(word)) continue;
+    if (tmem::kernels::check_identifier(word).ok()) unrefused.push_back(word);
+  }
+  EXPECT_TRUE(unrefused.empty()) << ::testing::PrintToString(unrefused);
 }
 
 }  // namespace
