@@ -179,11 +179,15 @@ int cmd_compile(const std::vector<std::string>& argv) {
                                                         {"--backend", true},
                                                         {"-o", true},
                                                         {"--keep", true},
-                                                        {"--cta-group", true}})));
+                                                        {"--cta-group", true},
+                                                        {"-Xptxas", true, true},
+                                                        {"-Xnvrtc", true, true}})));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
   tmem::CompileOptions options;
+  options.ptx_options = args->all("-Xptxas");
+  options.nvrtc_options = args->all("-Xnvrtc");
   if (auto target = args->get("--target")) {
     auto parsed = tmem::parse_target(*target);
     if (!parsed) return report(parsed.error(), json);
@@ -226,6 +230,11 @@ int cmd_compile(const std::vector<std::string>& argv) {
                     cuda ? "the CUDA C++ form (--kernel cuda) compiles with --backend nvrtc"
                          : "--backend nvrtc compiles the CUDA C++ form; add --kernel cuda"),
         json);
+  if (!options.nvrtc_options.empty() && !cuda)
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              "-Xnvrtc options go to NVRTC, which compiles only the CUDA C++ form "
+                              "(--kernel cuda); the PTX compiler's options are -Xptxas"),
+                  json);
   if (auto keep = args->get("--keep")) options.keep_dir = *keep;
 
   // The harness kernels go through compile_transfer and its cache; the CUDA C++ form is not cached.

@@ -193,10 +193,24 @@ tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
 
 int cmd_specialize(const std::vector<std::string>& argv) {
   // --transfer may repeat: collect its values before the common parser (one value per option).
-  // -I DIR and -D NAME[=VALUE] (also attached: -IDIR) go to NVRTC and may repeat too.
-  std::vector<std::string> rest, transfer_values, front_end;
+  // -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and -Xnvrtc OPT
+  // go to NVRTC, -Xptxas OPT to the PTX compiler; each may repeat (as nvcc's -X options).
+  std::vector<std::string> rest, transfer_values, front_end, ptx_options;
   for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "-I" || argv[i] == "-D") {
+    if (argv[i] == "-Xnvrtc" || argv[i] == "-Xptxas") {
+      if (i + 1 == argv.size())
+        return report(
+            tmem::Error(tmem::ErrorCode::kUsage, "option '" + argv[i] + "' needs a value"), false);
+      (argv[i] == "-Xnvrtc" ? front_end : ptx_options).push_back(argv[i + 1]);
+      ++i;
+    } else if (argv[i].starts_with("-Xnvrtc=")) {
+      front_end.push_back(argv[i].substr(8));
+    } else if (argv[i].starts_with("-Xptxas=")) {
+      ptx_options.push_back(argv[i].substr(8));
+    } else if (argv[i].starts_with("-std=") || argv[i].starts_with("--std=") ||
+               argv[i] == "-default-device" || argv[i] == "--default-device") {
+      front_end.push_back(argv[i]);
+    } else if (argv[i] == "-I" || argv[i] == "-D") {
       // An empty value would pass NVRTC a bare -I or -D, which takes the next option as its value.
       if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
         return report(tmem::Error(tmem::ErrorCode::kUsage,
@@ -289,7 +303,8 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     options.backend = *parsed;
   }
   if (auto keep = args->get("--keep")) options.keep_dir = *keep;
-  options.extra_options = front_end;
+  options.nvrtc_options = front_end;
+  options.ptx_options = ptx_options;
   tmem::DeviceFunctionOptions defaults;
   defaults.language = source.language;
   defaults.wait = !args->has("--no-wait");
@@ -334,7 +349,8 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                 {"cache", std::string(tmem::to_string(info.cache))},
                 {"front_end", std::string(tmem::to_string(info.front_end_cache))},
                 {"front_end_ms", info.front_end_ms},
-                {"link_ms", info.link_ms},
+                {"headers", info.headers},
+                {"include_files", info.include_files},
                 {"ptx_compile_ms", info.ptx_compile_ms},
                 {"compile_ms", info.compile_ms},
                 {"cubin_bytes", kernel->cubin().size()},
@@ -350,11 +366,8 @@ int cmd_specialize(const std::vector<std::string>& argv) {
       std::cout << " from the cache (" << tmem::to_string(info.cache) << ")";
     else {
       std::cout << " in " << info.compile_ms << " ms (front end: ";
-      if (info.front_end_cache == tmem::CacheSource::kCompiled)
-        std::cout << info.front_end_ms
-                  << " ms)";  // as compile_ms prints, not to_string's 6 decimals
-      else
-        std::cout << "reused, " << tmem::to_string(info.front_end_cache) << ")";
+      std::cout << info.front_end_ms << " ms, headers "  // as compile_ms prints
+                << info.headers << ")";
     }
     std::cout << (output.empty() ? "" : " -> " + output) << "\n";
     for (const auto& t : info.transfers)

@@ -31,7 +31,7 @@ constexpr CommandEntry kCommands[] = {
     {"compile", tmemjit_cli::cmd_compile,
      "compile SPEC [--kernel K] [--backend auto|nvptxcompiler|nvjitlink|ptxas|nvrtc|driver]\n"
      "                 [--target T] [-o FILE] [--keep DIR] [--cta-group 1|2]\n"
-     "                 [--no-cache | --cache-dir DIR]"},
+     "                 [-Xptxas OPT]... [-Xnvrtc OPT]... [--no-cache | --cache-dir DIR]"},
     {"draw", tmemjit_cli::cmd_draw, "draw SPEC [-o FILE.svg] [--ascii] [--columns N]"},
     {"layout", tmemjit_cli::cmd_layout, "layout VIEW [--at i,j,...] [--json]"},
     {"coords", tmemjit_cli::cmd_coords, "coords SPEC [--json]"},
@@ -45,7 +45,8 @@ constexpr CommandEntry kCommands[] = {
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
      "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
-     "                 [-I DIR] [-D NAME[=V]] [--keep DIR]\n"
+     "                 [-I DIR] [-D NAME[=V]] [-std=c++NN] [-default-device]\n"
+     "                 [-Xnvrtc OPT]... [-Xptxas OPT]... [--keep DIR]\n"
      "                 [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"

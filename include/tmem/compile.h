@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tmem/cache.h"
+#include "tmem/code_stats.h"
 #include "tmem/export.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
@@ -43,11 +44,24 @@ struct CompileOptions {
   // Other values: kUsage.
   int cta_group = 1;
   // When not empty, every compile writes NAME.ptx (or NAME.cu), NAME.cubin, NAME.log and, where a
-  // disassembler exists, NAME.sass into this directory (NAME = tmemjit_<hash of the input>).
+  // disassembler exists, NAME.sass into this directory (NAME = tmemjit_<hash of the input>;
+  // compile_kernel: <entry>-<transfers' opcodes>_<hash>, so kernels in one folder tell apart).
   // The input is written before compiling, so a failing compile keeps it too. The directory is
   // made when missing; one that cannot be made or written is a kIo error naming keep_dir.
   std::string keep_dir;
-  // Passed to the backend unchanged after the options above (e.g. "-maxrregcount=64").
+  // The options of each compiler, after the library's own, each one element (a two-part option
+  // such as "-include F" is two elements): compile_kernel validates both lists before it compiles,
+  // and a wrong option is a kUsage error quoting the compiler's own message.
+  //   nvrtc_options: NVRTC, the CUDA C++ front end of compile_kernel (and of Backend::kNvrtc),
+  //     e.g. "-std=c++20", "-default-device", "-I/path", "--diag-suppress=177". The defaults,
+  //     "--std=c++17" (left out when you name a standard) and the toolkit's include and
+  //     include/cccl (searched after your -I), yield to yours (docs/specialization.md).
+  //   ptx_options: the PTX compiler (the backend), e.g. "-maxrregcount=64", "--verbose".
+  std::vector<std::string> nvrtc_options;
+  std::vector<std::string> ptx_options;
+  // Older form: passed to the backend unchanged after the options above; compile_kernel sends
+  // the front end's options among them (-D, -I, -std, -include, ...) to NVRTC. Prefer the two
+  // lists above, which say where each option goes.
   std::vector<std::string> extra_options;
 
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
@@ -103,11 +117,18 @@ struct CompileReport {
   std::vector<std::string> warnings;  // e.g. a transfer the source never calls
 
   // compile_kernel only.
-  CacheSource front_end_cache = CacheSource::kCompiled;  // where the source's front end came from
-  double front_end_ms = 0;    // NVRTC time of this call (0 when reused or for PTX sources)
-  double link_ms = 0;         // its LTO link to PTX (CUDA sources; 0 on a hit)
+  // Where the parse of the source's headers came from: kCompiled (parsed by this call), kMemory
+  // (NVRTC's precompiled headers of an earlier layout, in this process); for a hit, the tier.
+  CacheSource front_end_cache = CacheSource::kCompiled;
+  // What NVRTC did with the headers: "created", "reused", "none" (no header before the include
+  // of tmemjit/transfers.cuh), or why precompiled headers were off (docs/specialization.md).
+  std::string headers;
+  double front_end_ms = 0;    // NVRTC time of this call (0 on a hit and for PTX sources)
   double ptx_compile_ms = 0;  // its whole-program PTX compile (0 on a hit)
   std::string entry;          // the entry's name in the cubin (lowered for C++ names)
+  int include_files = 0;      // files of the source's include closure in the cache key
+  // The kernel's code, read from its cubin (registers, local memory, instructions; LDTM/STTM).
+  CodeStats code;
   struct Transfer {
     std::string name;
     std::string op;

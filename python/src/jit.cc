@@ -60,9 +60,14 @@ void bind_report(nb::module_& m) {
           [](const tmem::CompileReport& r) {
             return std::string(tmem::to_string(r.front_end_cache));
           },
-          "where the source's front end came from (\"miss\": this call ran NVRTC)")
+          "where the parse of the source's headers came from (\"miss\": this call parsed "
+          "them; \"memory\": precompiled headers of an earlier layout)")
+      .def_ro("headers", &tmem::CompileReport::headers,
+              "what NVRTC did with the headers: created, reused, none, or why precompiled "
+              "headers were off")
+      .def_ro("include_files", &tmem::CompileReport::include_files,
+              "files of the source's include closure in the cache key")
       .def_ro("front_end_ms", &tmem::CompileReport::front_end_ms)
-      .def_ro("link_ms", &tmem::CompileReport::link_ms)
       .def_ro("ptx_compile_ms", &tmem::CompileReport::ptx_compile_ms)
       .def_ro("entry", &tmem::CompileReport::entry, "the entry's name in the cubin")
       .def_prop_ro(

@@ -62,7 +62,8 @@ def compile_kernel(source: str, entry: str,
                    language: str = "cuda", target: str = "sm_100a", backend: str = "auto",
                    opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
                    extra_options: Iterable[str] = (), cta_group: int = 1,
-                   path: str = "") -> Kernel:
+                   path: str = "", nvrtc_options: Iterable[str] = (),
+                   ptx_options: Iterable[str] = ()) -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (docs/design.md §Specialization).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
@@ -70,7 +71,9 @@ def compile_kernel(source: str, entry: str,
     source calls them as .func. target "sm_90" builds the emulated form for a Hopper GPU. The
     result is cached in memory and on disk like compile_transfer. cta_group=2 gives the lifecycle
     helpers of a CTA pair (launch the kernel as clusters of 2 CTAs). `path` is the file name the
-    compiler's messages give the source (default "kernel.cu" or "kernel.ptx"). The returned
+    compiler's messages give the source (default "kernel.cu" or "kernel.ptx"). `nvrtc_options`
+    go to NVRTC (e.g. "-std=c++20", "-default-device", "-I/path"), `ptx_options` to the PTX
+    compiler (e.g. "-maxrregcount=64"); both are checked before the compile. The returned
     Kernel's `report` says where it came from (a cache tier or this call's compile, with the
     front end's reuse and times), its warnings and each transfer's plan. Raises Error: a
     transfer's rule error, or "toolchain" with the compiler log.
@@ -84,8 +87,10 @@ def compile_kernel(source: str, entry: str,
                         f"not {type(transfers).__name__}")
     if not isinstance(path, str):
         raise TypeError(f"path must be a str, not {type(path).__name__}")
-    if isinstance(extra_options, str):
-        raise TypeError("extra_options must be a sequence of str, not a str")
+    for what, given in (("extra_options", extra_options), ("nvrtc_options", nvrtc_options),
+                        ("ptx_options", ptx_options)):
+        if isinstance(given, str):
+            raise TypeError(f"{what} must be a sequence of str, not a str")
     rows = []
     for name, value in transfers.items():
         if not isinstance(name, str):
@@ -99,4 +104,5 @@ def compile_kernel(source: str, entry: str,
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
-                                    line_info, keep_dir, list(extra_options), cta_group, path)
+                                    line_info, keep_dir, list(extra_options), cta_group, path,
+                                    list(nvrtc_options), list(ptx_options))

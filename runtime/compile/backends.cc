@@ -406,11 +406,13 @@ driver::JitOptions driver_jit_options(const CompileOptions& options) {
 
 Result<CompiledModule> driver_compile(const std::string& ptx, const CompileOptions& options) {
   const std::vector<std::string> opts = backend_options(Backend::kDriver, options);
-  if (options.tmem_access_check || !options.extra_options.empty())
+  if (options.tmem_access_check || !options.extra_options.empty() || !options.ptx_options.empty())
     return Error(
         ErrorCode::kUsage,
         "the driver backend takes no ptxas options (cuLink has none for " +
-            std::string(options.tmem_access_check ? "-g-tmem-access-check" : "extra_options") +
+            std::string(options.tmem_access_check ? "-g-tmem-access-check"
+                        : options.ptx_options.empty() ? "extra_options"
+                                                      : "ptx_options") +
             "); use --backend nvptxcompiler, ptxas or nvjitlink",
         failure_details(Backend::kDriver, opts, "", ptx));
   const auto start = Clock::now();
@@ -519,6 +521,8 @@ std::string to_string(const CompileOptions& options) {
   if (options.tmem_access_check) text += " -g-tmem-access-check";
   if (options.cta_group != 1) text += " cta_group=" + std::to_string(options.cta_group);
   for (const std::string& extra : options.extra_options) text += " " + extra;
+  for (const std::string& option : options.nvrtc_options) text += " nvrtc:" + option;
+  for (const std::string& option : options.ptx_options) text += " ptx:" + option;
   return text;
 }
 
@@ -550,6 +554,14 @@ std::vector<std::string> backend_options(Backend backend, const CompileOptions& 
       break;
   }
   opts.insert(opts.end(), options.extra_options.begin(), options.extra_options.end());
+  // ptx_options are ptxas's own: nvJitLink and NVRTC take them through their ptxas pass-through.
+  const Backend resolved = resolve_backend(backend);
+  if (resolved == Backend::kNvrtc)
+    opts.insert(opts.end(), options.nvrtc_options.begin(), options.nvrtc_options.end());
+  const std::string prefix = resolved == Backend::kNvrtc       ? "--ptxas-options="
+                             : resolved == Backend::kNvJitLink ? "-Xptxas="
+                                                               : "";
+  for (const std::string& option : options.ptx_options) opts.push_back(prefix + option);
   return opts;
 }
 
@@ -677,6 +689,37 @@ Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::s
   return module;
 }
 
+// What automatic PCH did in the compile of `program`: NVRTC's status, and its "creating" or
+// "using precompiled header file" message, which is taken out of the log (it is not the user's).
+namespace {
+void read_pch_use(const nvrtc::Api& api, nvrtcProgram program, CudaFrontEnd& out) {
+  if (!api.has_pch()) return;
+  out.pch = PchUse::kNone;
+  std::string kept;
+  size_t begin = 0;
+  while (begin < out.log.size()) {
+    size_t end = out.log.find('\n', begin);
+    end = end == std::string::npos ? out.log.size() : end + 1;
+    const std::string_view line = std::string_view(out.log).substr(begin, end - begin);
+    if (line.find("using precompiled header file") != std::string_view::npos)
+      out.pch = PchUse::kReused;
+    else if (line.find("creating precompiled header file") == std::string_view::npos)
+      kept += line;
+    begin = end;
+  }
+  // A blank line is what remains of a log that held only those messages.
+  if (kept.find_first_not_of(" \n\r\t") == std::string::npos) kept.clear();
+  out.log = std::move(kept);
+  const nvrtcResult status = api.get_pch_create_status(program);
+  if (status == NVRTC_SUCCESS) {
+    out.pch = PchUse::kCreated;
+  } else if (status == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
+    out.pch = PchUse::kHeapExhausted;
+    (void)api.get_pch_heap_size_required(program, &out.pch_heap_required);
+  }
+}
+}  // namespace
+
 Result<CudaFrontEnd> compile_cuda_front_end(
     const std::string& cuda_source, const std::string& program_name,
     const std::vector<std::pair<std::string, std::string>>& headers,
@@ -720,6 +763,7 @@ Result<CudaFrontEnd> compile_cuda_front_end(
   r = api.compile_program(*program, static_cast<int>(argv.size()), argv.data());
   CudaFrontEnd out;
   out.log = nvrtc_log(api, *program);
+  if (std::find(opts.begin(), opts.end(), "--pch") != opts.end()) read_pch_use(api, *program, out);
   if (r != NVRTC_SUCCESS) return fail("nvrtc compile", api.get_error_string(r), out.log);
   size_t size = 0;
   r = lto ? api.get_lto_ir_size(*program, &size) : api.get_ptx_size(*program, &size);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/compile/precompiled_headers.h"
 #include "tmem/compile.h"
 #include "tmem/result.h"
 
@@ -34,11 +35,15 @@ std::string keep_file_stem(std::string_view stem, std::string_view hash);
 // as named headers (name, text). `program_name` is the file name the log's lines use.
 // `name_expressions`, when not empty, are registered and their lowered names returned in the
 // same order. kToolchain with the log on a compile error.
+// With "--pch" among `nvrtc_options` (automatic precompiled headers), `pch` says what NVRTC did
+// and its messages about it are taken out of the log (runtime/compile/precompiled_headers.h).
 struct CudaFrontEnd {
   std::vector<char> output;  // PTX text, or LTO IR
   std::string log;
   std::vector<std::string> lowered_names;
   double compile_ms = 0;
+  PchUse pch = PchUse::kOff;
+  size_t pch_heap_required = 0;  // with kHeapExhausted: the heap NVRTC asked for
 };
 Result<CudaFrontEnd> compile_cuda_front_end(
     const std::string& cuda_source, const std::string& program_name,

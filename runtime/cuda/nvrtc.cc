@@ -44,6 +44,12 @@ Result<Api> open_api() {
     if (!loaded) return std::move(loaded).error();
   // NVRTC's compile installs SIGINT/SIGTERM handlers of its own; the program's are kept.
   api.compile_program = keep_signal_handlers(api.compile_program);
+  // Optional: an NVRTC without them compiles every layout from scratch.
+  (void)load_symbol(api.get_pch_create_status, library, "nvrtcGetPCHCreateStatus", too_old);
+  (void)load_symbol(api.get_pch_heap_size, library, "nvrtcGetPCHHeapSize", too_old);
+  (void)load_symbol(api.set_pch_heap_size, library, "nvrtcSetPCHHeapSize", too_old);
+  (void)load_symbol(api.get_pch_heap_size_required, library, "nvrtcGetPCHHeapSizeRequired",
+                    too_old);
   return api;
 }
 

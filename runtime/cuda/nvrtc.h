@@ -25,6 +25,17 @@ struct Api {
   decltype(&::nvrtcGetPTX) get_ptx = nullptr;
   decltype(&::nvrtcGetLTOIRSize) get_lto_ir_size = nullptr;  // -dlto
   decltype(&::nvrtcGetLTOIR) get_lto_ir = nullptr;
+  // Precompiled headers (CUDA 12.8+; null when the library is older): compile_kernel reuses the
+  // parse of a source's headers across layouts (docs/specialization.md).
+  decltype(&::nvrtcGetPCHCreateStatus) get_pch_create_status = nullptr;
+  decltype(&::nvrtcGetPCHHeapSize) get_pch_heap_size = nullptr;
+  decltype(&::nvrtcSetPCHHeapSize) set_pch_heap_size = nullptr;
+  decltype(&::nvrtcGetPCHHeapSizeRequired) get_pch_heap_size_required = nullptr;
+
+  bool has_pch() const noexcept {
+    return get_pch_create_status && get_pch_heap_size && set_pch_heap_size &&
+           get_pch_heap_size_required;
+  }
 };
 
 // The library: $TMEMJIT_NVRTC_LIBRARY when set, else libnvrtc.so.<major> from the loader's search

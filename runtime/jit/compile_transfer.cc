@@ -70,6 +70,10 @@ Result<const Context*> context_of(const CompileOptions& options) {
   key.str("options", to_string(resolved));
   key.integer("extra_options", static_cast<int64_t>(resolved.extra_options.size()));
   for (const std::string& extra : resolved.extra_options) key.str("extra", extra);
+  key.integer("nvrtc_options", static_cast<int64_t>(resolved.nvrtc_options.size()));
+  for (const std::string& option : resolved.nvrtc_options) key.str("nvrtc", option);
+  key.integer("ptx_options", static_cast<int64_t>(resolved.ptx_options.size()));
+  for (const std::string& option : resolved.ptx_options) key.str("ptx", option);
   key.str("compiler", compiler_version(resolved.backend));
   key.str("library", library_build_id());
   Context& context = contexts.slots[contexts.next];
@@ -300,6 +304,46 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
     report->backend = (*context)->backend;
   }
   return compile_slow(spec, options, kind, **context, hit_key, key, report);
+}
+
+CacheSource source_of(ModuleCache::Lookup lookup) noexcept {
+  // A tier added below disk (the remote cache) is neither memory, disk nor a compile.
+  if (lookup == ModuleCache::Lookup::kMemoryHit) return CacheSource::kMemory;
+  if (lookup == ModuleCache::Lookup::kDiskHit) return CacheSource::kDisk;
+  if (lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached)
+    return CacheSource::kCompiled;
+  return CacheSource::kRemote;
+}
+
+std::string_view to_string(CacheSource source) noexcept {
+  switch (source) {
+    case CacheSource::kCompiled:
+      return "miss";
+    case CacheSource::kMemory:
+      return "memory";
+    case CacheSource::kDisk:
+      return "disk";
+    case CacheSource::kRemote:
+      return "remote";
+  }
+  return "miss";
+}
+
+Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
+                                KernelKind kind, CompileReport* report) {
+  TransferCompileReport info;
+  Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, &info);
+  if (report != nullptr) {
+    *report = CompileReport{};
+    report->cache = source_of(info.lookup);
+    report->cache_enabled = info.lookup != ModuleCache::Lookup::kUncached;
+    report->backend = info.backend;
+    report->compile_ms = info.compile_ms;
+    report->key = info.key.hex();
+    report->log = info.log;
+    report->entry = kernels::kernel_name(kind);
+  }
+  return kernel;
 }
 
 Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,

@@ -35,6 +35,9 @@ struct TransferCompileReport {
   double compile_ms = 0;  // the compile this call ran (check, build, print, compiler); else 0
   std::string log;        // the compiler's log kept with the entry (also after a disk hit)
 };
+// Who answered a lookup, as CompileReport says it (kUncached is a compile).
+CacheSource source_of(ModuleCache::Lookup lookup) noexcept;
+
 // "memory hit", "disk hit", "remote hit", "miss", "off".
 std::string_view to_string(ModuleCache::Lookup lookup) noexcept;
 

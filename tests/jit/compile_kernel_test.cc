@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
 #include "runtime/compile/sass.h"
+#include "runtime/jit/kernel_context.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
 #include "tmem/compile.h"
@@ -147,20 +149,31 @@ TEST_F(CompileKernel, TwoTransfersInOneFileWithThePlansSass) {
   EXPECT_FALSE(counts.local_memory);
 }
 
-// A new layout with the registers per thread of one compiled before skips NVRTC; another count
-// is another front end. Every layout keeps its plan's LDTM/STTM count and no local memory.
-TEST_F(CompileKernel, NewLayoutWithTheSameRegisterCountReusesTheFrontEnd) {
+// The epilogue with a header before its include of the transfers: what a real kernel (CuTe,
+// cuda_bf16.h) looks like to NVRTC's precompiled headers. Precompiled headers live as long as the
+// process: `tag` gives each test a prefix of its own, so no test finds another's.
+KernelSource epilogue_with_a_header(const std::string& tag) {
   KernelSource source;
-  source.text = read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
+  source.text = "// " + tag + "\n#include <cuda_bf16.h>\n" +
+                read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
   source.entry = "epilogue";
   source.path = "epilogue.cu";
+  return source;
+}
+
+// Every layout is one NVRTC compile of the source with its transfers inline; the parse of the
+// headers before the include of tmemjit/transfers.cuh is made once and reused by later layouts,
+// also when the register count changes (d_x64 moves 128 registers per thread, the others 64).
+// Every layout keeps its plan's LDTM/STTM count and no local memory.
+TEST_F(CompileKernel, ANewLayoutReusesTheParsedHeadersAlsoWithANewRegisterCount) {
+  const KernelSource source = epilogue_with_a_header("new layouts");
   const struct {
     const char* load;
     const char* store;
     CacheSource front_end;
   } layouts[] = {{"d_x32_ld", "d_x32_st", CacheSource::kCompiled},
                  {"f_16x256b_ld", "f_16x256b_st", CacheSource::kMemory},
-                 {"d_x64_ld", "d_x64_st", CacheSource::kCompiled}};
+                 {"d_x64_ld", "d_x64_st", CacheSource::kMemory}};
   for (const auto& l : layouts) {
     SCOPED_TRACE(l.load);
     const std::vector<NamedTransfer> transfers = {
@@ -170,75 +183,89 @@ TEST_F(CompileKernel, NewLayoutWithTheSameRegisterCountReusesTheFrontEnd) {
     auto kernel = compile_kernel(source, transfers, {}, &report);
     ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
     EXPECT_EQ(report.cache, CacheSource::kCompiled);
-    EXPECT_EQ(report.front_end_cache, l.front_end);
-    if (l.front_end != CacheSource::kCompiled) {
-      EXPECT_EQ(report.front_end_ms, 0);
-    }
+    EXPECT_EQ(report.front_end_cache, l.front_end) << report.headers;
+    EXPECT_EQ(report.headers, l.front_end == CacheSource::kCompiled ? "created" : "reused");
+    EXPECT_GT(report.front_end_ms, 0);
+    EXPECT_GT(report.include_files, 0) << "cuda_bf16.h and what it includes are in the key";
+    EXPECT_TRUE(report.log.empty()) << "NVRTC's PCH messages stay out of the log: " << report.log;
     const Counts counts = sass_counts(kernel->cubin());
     if (!counts.checked) continue;
-    // LTO inlines the transfer at each call: the kernel loads at two places (the second is dead
-    // code where two chunks do not fit in registers, and then the third place loads).
+    // The chunk loop loads at two places (the second is dead code where two chunks do not fit
+    // in registers, and then the third place loads).
     EXPECT_EQ(counts.ldtm, 2 * check(transfers[0].spec)->instructions_per_warp());
     EXPECT_EQ(counts.sttm, check(transfers[1].spec)->instructions_per_warp());
     EXPECT_FALSE(counts.local_memory);
   }
 }
 
-// The two LTO halves make the program the inline form would: the epilogue specialized by
-// compile_kernel has the SASS of the same source with device_function's CUDA form pasted in,
-// for every example layout. (Registers and indices once crossed the halves in returned
-// aggregates; Layout D's kernel then had 712 SASS instructions against 648 and Layout F's 728
-// against 672, per-element address arithmetic the optimizer no longer folded.)
-TEST_F(CompileKernel, LinkedKernelHasTheInlineFormsSassForEveryExampleLayout) {
-  const auto tool = sass::find_disassembler();
-  if (!tool) GTEST_SKIP() << "SASS not checked: " << sass::search_description();
-  const std::string include = "#include <tmemjit/transfers.cuh>";
+// A source with nothing before the include has no headers to keep: each layout parses it all,
+// and the report says so.
+TEST_F(CompileKernel, ASourceWithoutHeadersSaysThereWasNothingToPrecompile) {
   KernelSource source;
   source.text = read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
   source.entry = "epilogue";
-  source.path = "epilogue.cu";
-  auto instructions = [&](std::span<const char> cubin) {
-    auto text = sass::disassemble(*tool, cubin);
-    EXPECT_TRUE(text.ok()) << text.error().full_text();
-    return text.ok() ? sass::Listing(*text).mnemonics().size() : size_t{0};
+  CompileReport report;
+  auto kernel = compile_kernel(
+      source,
+      std::vector<NamedTransfer>{transfer(layout("d_x32_ld"), "acc_load", false, true),
+                                 transfer(layout("d_x32_st"), "acc_store", false, true)},
+      {}, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(report.headers, "none: no header before the transfers");
+  EXPECT_EQ(report.front_end_cache, CacheSource::kCompiled);
+}
+
+// NVRTC reuses a precompiled header without looking at in-memory headers or files edited since:
+// the layout never enters it (the header stop), and an edited header gets a PCH of its own.
+TEST_F(CompileKernel, PrecompiledHeadersNeverServeAnotherLayoutOrAnEditedHeader) {
+  TempDir include_dir;
+  ASSERT_TRUE(include_dir.ok());
+  const std::string header = (include_dir.path() / "scale.h").string();
+  auto write = [&](const char* text) { std::ofstream(header) << text; };
+  write("#define SCALE 5.0f\n");
+  KernelSource source;
+  source.text = std::string("#include <scale.h>\n") + kRoundtripSource;
+  source.entry = "roundtrip";
+  // The kernel stores SCALE * in[] through the first transfer: the PTX shows the constant.
+  const std::string scaled = "regs[s] = index[0] < 0 ? 0.0f : in[index[0] * 128 + index[1]];";
+  source.text.replace(source.text.find(scaled), scaled.size(),
+                      "regs[s] = index[0] < 0 ? 0.0f : SCALE * in[index[0] * 128 + index[1]];");
+  CompileOptions options;
+  options.nvrtc_options = {"-I" + include_dir.path().string()};
+  auto compile = [&](const std::vector<NamedTransfer>& transfers, CompileReport& report) {
+    auto kernel = compile_kernel(source, transfers, options, &report);
+    EXPECT_TRUE(kernel.ok()) << kernel.error().full_text();
+    return kernel.ok() ? std::string(kernel->ptx()) : std::string();
   };
-  for (const auto& [load, store] :
-       {std::pair{"d_x32_ld", "d_x32_st"}, std::pair{"f_16x256b_ld", "f_16x256b_st"},
-        std::pair{"d_x64_ld", "d_x64_st"}}) {
-    SCOPED_TRACE(load);
-    const std::vector<NamedTransfer> transfers = {
-        transfer(layout(load), "acc_load", false, true),
-        transfer(layout(store), "acc_store", false, true)};
-    auto linked = compile_kernel(source, transfers);
-    ASSERT_TRUE(linked.ok()) << linked.error().full_text();
-    std::string inline_text = source.text;
-    std::string functions;
-    for (const NamedTransfer& t : transfers)
-      functions += device_function(t.spec, t.options).value().source;
-    inline_text.replace(inline_text.find(include), include.size(), functions);
-    CompileOptions options;
-    options.extra_options = {"--std=c++17"};
-    auto by_nvrtc = compile_cuda(inline_text, "", options);
-    ASSERT_TRUE(by_nvrtc.ok()) << by_nvrtc.error().full_text();
-    const size_t ours = instructions(linked->cubin());
-    const size_t theirs = instructions(by_nvrtc->cubin);
-    ASSERT_GT(theirs, 0u);
-    // ptxas may place a few instructions differently between the two compiles: 2% is 12-17 of
-    // these kernels' 648-896, where the aggregates cost 56-64.
-    EXPECT_LE(ours, theirs + theirs / 50) << "compile_kernel " << ours << ", inline " << theirs;
-    EXPECT_GE(ours + theirs / 50, theirs) << "compile_kernel " << ours << ", inline " << theirs;
-  }
+  CompileReport first, second, edited;
+  const std::string ptx_first = compile(seed_transfers(), first);
+  EXPECT_EQ(first.headers, "created");
+  EXPECT_NE(ptx_first.find("0f40A00000"), std::string::npos) << "5.0f";
+  // Another layout of another register count: the header is reused, the layout is its own.
+  auto other = seed_transfers();
+  other[0] = transfer(layout("d_x32_st"), "acc_st");
+  other[1] = transfer(layout("d_x32_ld"), "acc_ld", false);
+  const std::string ptx_second = compile(other, second);
+  EXPECT_EQ(second.headers, "reused");
+  EXPECT_EQ(second.front_end_cache, CacheSource::kMemory);
+  const Plan plan = check(other[0].spec).value();
+  EXPECT_NE(ptx_second.find(plan.op.to_string()), std::string::npos) << "the new layout's store";
+  // The included header edited: a new key and a new parse, never the old constant.
+  write("#define SCALE 7.0f\n");
+  const std::string ptx_edited = compile(seed_transfers(), edited);
+  EXPECT_EQ(edited.cache, CacheSource::kCompiled) << "an edited header is a miss";
+  EXPECT_NE(edited.key, first.key);
+  EXPECT_EQ(edited.headers, "created");
+  EXPECT_NE(ptx_edited.find("0f40E00000"), std::string::npos) << "7.0f";
+  EXPECT_EQ(ptx_edited.find("0f40A00000"), std::string::npos) << "5.0f is gone";
 }
 
 // An autotuner compiles its candidate layouts from a pool of threads (the shape
 // scripts/sanitize.sh runs under ThreadSanitizer): the source's front end runs once for all of
 // them, each layout's kernel once, and every thread gets its layout's one module.
-TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneFrontEnd) {
-  KernelSource source;
-  source.text = read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
-  source.entry = "epilogue";
-  source.path = "epilogue.cu";
-  // Three layouts of 64 registers per thread: one front end serves them all.
+TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneParseOfItsHeaders) {
+  const KernelSource source = epilogue_with_a_header("threads");
+  // Three layouts: the first compile parses the headers, the others reuse that parse.
   const std::vector<std::vector<NamedTransfer>> layouts = {
       {transfer(layout("d_x32_ld"), "acc_load", false, true),
        transfer(layout("d_x32_st"), "acc_store", false, true)},
@@ -297,6 +324,24 @@ TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneFrontEnd) {
   }
 }
 
+// Every tcgen05 target compiles through compile_kernel and compile_transfer, family targets
+// (sm_100f, what DeepGEMM picks on CUDA 13) included: the PTX says the target it was asked for.
+TEST_F(CompileKernel, EveryTcgen05TargetCompiles) {
+  for (Target target : all_targets()) {
+    SCOPED_TRACE(std::string(to_string(target)));
+    CompileOptions options;
+    options.target = target;
+    CompileReport report;
+    auto kernel = compile_kernel(roundtrip_source(), seed_transfers(), options, &report);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+    EXPECT_NE(kernel->ptx().find(".target " + std::string(to_string(target))), std::string::npos);
+    EXPECT_GT(report.code.instructions, 0);
+    EXPECT_EQ(report.code.local_bytes, 0);
+    auto harness = compile_transfer(tmemjit_test::seed_layout_b(true).make(), options);
+    ASSERT_TRUE(harness.ok()) << harness.error().full_text();
+  }
+}
+
 TEST_F(CompileKernel, MemoryAndDiskHits) {
   const auto transfers = seed_transfers();
   CompileReport report;
@@ -350,6 +395,66 @@ TEST_F(CompileKernel, KeysSeparateWhatDiffers) {
               tmemjit_test::kSeedRearrange;
   respelled[0].spec = text.make();
   EXPECT_EQ(key_of(roundtrip_source(), respelled), base);
+}
+
+// The key's explicit list (runtime/jit/kernel_context.h): changing any one input of the build
+// is another key. (cta_group was once left out: a CTA pair's kernel was served the plain one.)
+TEST(CompileKernelKey, ChangingAnyInputOfTheBuildIsAnotherKey) {
+  const KernelSource source = roundtrip_source();
+  const std::vector<NamedTransfer> transfers = seed_transfers();
+  const Key128 includes{1, 2};
+  auto key = [&](const KernelSource& s, const std::vector<NamedTransfer>& t,
+                 const CompileOptions& o, Key128 inc) {
+    auto context = kernel_context(s, o);
+    EXPECT_TRUE(context.ok()) << context.error().full_text();
+    return context.ok() ? kernel_key(s, t, *context, inc).hex() : std::string();
+  };
+  const std::string base = key(source, transfers, {}, includes);
+  std::vector<std::pair<std::string, std::string>> variants;
+  auto with_source = [&](const char* what, auto&& change) {
+    KernelSource s = source;
+    change(s);
+    variants.emplace_back(what, key(s, transfers, {}, includes));
+  };
+  auto with_transfer = [&](const char* what, auto&& change) {
+    std::vector<NamedTransfer> t = transfers;
+    change(t[1]);
+    variants.emplace_back(what, key(source, t, {}, includes));
+  };
+  auto with_options = [&](const char* what, auto&& change) {
+    CompileOptions o;
+    change(o);
+    variants.emplace_back(what, key(source, transfers, o, includes));
+  };
+  with_source("text", [](KernelSource& s) { s.text += " "; });
+  with_source("entry", [](KernelSource& s) { s.entry = "other"; });
+  with_source("path", [](KernelSource& s) { s.path = "other.cu"; });
+  with_transfer("name", [](NamedTransfer& t) { t.options.name = "other"; });
+  with_transfer("spec", [](NamedTransfer& t) { t.spec = tmemjit_test::seed_layout_b(true).make(); });
+  with_transfer("wait", [](NamedTransfer& t) { t.options.wait = !t.options.wait; });
+  with_transfer("warp_argument", [](NamedTransfer& t) { t.options.warp_argument = true; });
+  with_transfer("column_argument", [](NamedTransfer& t) { t.options.column_argument = true; });
+  with_transfer("cta_group", [](NamedTransfer& t) { t.options.cta_group = 2; });
+  with_transfer("language", [](NamedTransfer& t) { t.options.language = Language::kPtx; });
+  with_options("target", [](CompileOptions& o) { o.target = Target::kSm100f; });
+  with_options("backend", [](CompileOptions& o) { o.backend = Backend::kPtxas; });
+  with_options("opt_level", [](CompileOptions& o) { o.opt_level = 1; });
+  with_options("line_info", [](CompileOptions& o) { o.line_info = true; });
+  with_options("tmem_access_check", [](CompileOptions& o) { o.tmem_access_check = true; });
+  with_options("nvrtc_options", [](CompileOptions& o) { o.nvrtc_options = {"-DX"}; });
+  with_options("ptx_options", [](CompileOptions& o) { o.ptx_options = {"-maxrregcount=64"}; });
+  // The older list routes -D to NVRTC: equal to nvrtc_options {"-DX"} (one build, one key).
+  with_options("extra_options", [](CompileOptions& o) { o.extra_options = {"-DY"}; });
+  variants.emplace_back("includes", key(source, transfers, {}, Key128{1, 3}));
+  std::set<std::string> seen = {base};
+  for (const auto& [what, variant] : variants) {
+    EXPECT_NE(variant, base) << what << " is not in the key";
+    EXPECT_TRUE(seen.insert(variant).second) << what << " collides with another variant";
+  }
+  // keep_dir only says where files go: the same kernel.
+  CompileOptions kept;
+  kept.keep_dir = "/tmp/elsewhere";
+  EXPECT_EQ(key(source, transfers, kept, includes), base);
 }
 
 TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {

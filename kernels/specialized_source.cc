@@ -1,0 +1,183 @@
+#include "kernels/specialized_source.h"
+
+#include <cctype>
+#include <map>
+
+#include "runtime/ptx/ir.h"
+
+namespace tmem::kernels {
+namespace {
+
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `source` with comments blanked (newlines kept) and string/char literals blanked, so a scan for
+// directives or identifiers sees only code.
+std::string code_only(std::string_view source) {
+  std::string out(source);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
+      while (i < out.size() && out[i] != '\n') out[i++] = ' ';
+    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
+      out[i] = out[i + 1] = ' ';
+      for (i += 2; i < out.size() && !(out[i] == '*' && i + 1 < out.size() && out[i + 1] == '/');
+           ++i)
+        if (out[i] != '\n') out[i] = ' ';
+      if (i < out.size()) out[i] = ' ';
+      if (i + 1 < out.size()) out[++i] = ' ';
+    } else if (c == '"' || c == '\'') {
+      // An include's "name" is a literal too: keep it (the directive scan needs it), blank others.
+      size_t line = out.rfind('\n', i);
+      line = line == std::string::npos ? 0 : line + 1;
+      size_t first = line;
+      while (first < i && (out[first] == ' ' || out[first] == '\t')) ++first;
+      const bool directive = first < i && out[first] == '#';
+      for (++i; i < out.size() && out[i] != c && out[i] != '\n'; ++i) {
+        if (out[i] == '\\' && i + 1 < out.size()) {
+          if (!directive) out[i] = ' ';
+          ++i;
+        }
+        if (!directive) out[i] = ' ';
+      }
+    }
+  }
+  return out;
+}
+
+// The offset of the line holding the first #include of the transfers header, or npos.
+size_t header_include_line(const std::string& code) {
+  const std::string angle = "<" + std::string(kTransfersHeader) + ">";
+  const std::string quoted = "\"" + std::string(kTransfersHeader) + "\"";
+  for (size_t line = 0; line < code.size();) {
+    size_t end = code.find('\n', line);
+    if (end == std::string::npos) end = code.size();
+    size_t at = line;
+    auto skip_blanks = [&] {
+      while (at < end && (code[at] == ' ' || code[at] == '\t')) ++at;
+    };
+    skip_blanks();
+    if (at < end && code[at] == '#') {
+      ++at;
+      skip_blanks();
+      if (code.compare(at, 7, "include") == 0) {
+        at += 7;
+        skip_blanks();
+        if (code.compare(at, angle.size(), angle) == 0 ||
+            code.compare(at, quoted.size(), quoted) == 0)
+          return line;
+      }
+    }
+    line = end + 1;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+std::vector<DeviceFunctionOptions> PreparedTransfers::options() const {
+  std::vector<DeviceFunctionOptions> out;
+  for (const TransferCode& code : codes) out.push_back(code.options);
+  return out;
+}
+
+Status check_transfer_names(std::span<const NamedTransfer> transfers) {
+  std::map<std::string, std::string> symbols;  // generated symbol -> its transfer
+  for (const NamedTransfer& t : transfers) {
+    if (Status ok = check_identifier(t.options.name); !ok.ok()) return ok;
+    for (const std::string& symbol : transfer_symbols(t.options.name)) {
+      auto [it, inserted] = symbols.emplace(symbol, t.options.name);
+      if (inserted) continue;
+      if (it->second == t.options.name)
+        return Error(ErrorCode::kUsage,
+                     "compile_kernel: two transfers are named '" + t.options.name + "'",
+                     "each transfer needs its own name (NamedTransfer::options.name)");
+      return Error(ErrorCode::kUsage, "compile_kernel: transfer '" + t.options.name +
+                                          "' defines '" + symbol + "', as transfer '" + it->second +
+                                          "' does; rename one of them");
+    }
+  }
+  return std::monostate{};
+}
+
+Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> transfers) {
+  PreparedTransfers prepared;
+  int next_id = 1;
+  for (const NamedTransfer& t : transfers) {
+    auto code = prepare_transfer(t.spec, t.options);
+    if (!code.ok()) {
+      Error error = std::move(code).error();
+      if (error.code() == ErrorCode::kUsage) return error;
+      return Error(error.code(), "transfer '" + t.options.name + "': " + error.message(),
+                   error.details());
+    }
+    code->first_id = next_id;  // the emulation's status codes, one range per transfer
+    next_id += code->plan.instructions_per_warp();
+    prepared.codes.push_back(std::move(code).value());
+  }
+  // One lifecycle per kernel, so one .cta_group for all its transfers (R27).
+  auto group = lifecycle_cta_group(prepared.codes);
+  if (!group.ok()) return std::move(group).error();
+  prepared.cta_group = *group;
+  return prepared;
+}
+
+std::string transfers_header(const PreparedTransfers& prepared, Target target) {
+  std::string header =
+      "// tmemjit/transfers.cuh: generated by libtmemjit for compile_kernel "
+      "(docs/specialization.md).\n"
+      "#pragma once\n"
+      // The contract's signatures say uint32_t; NVRTC has no <stdint.h> to give it. Repeating
+      // a typedef of the same type is legal C++, so a source that has its own one still builds.
+      "#if defined(__CUDACC_RTC__)\n"
+      "typedef unsigned int uint32_t;\n"
+      "typedef int int32_t;\n"
+      "#else\n"
+      "#include <stdint.h>\n"
+      "#endif\n";
+  header += cuda_lifecycle(target, false, prepared.cta_group);
+  for (const TransferCode& code : prepared.codes) header += "\n" + cuda_transfer(code, target);
+  return header;
+}
+
+CudaUnit cuda_unit(std::string_view source) {
+  CudaUnit unit;
+  const std::string code = code_only(source);
+  const size_t line = header_include_line(code);
+  if (line == std::string::npos) {
+    unit.text = std::string(source);
+    return unit;
+  }
+  size_t number = 1;
+  for (size_t i = 0; i < line; ++i) number += source[i] == '\n' ? 1 : 0;
+  unit.prefix = std::string(source.substr(0, line));
+  unit.text = unit.prefix + ";\n#line " + std::to_string(number) + "\n" +
+              std::string(source.substr(line));
+  unit.header_stop = true;
+  return unit;
+}
+
+bool mentions_identifier(std::string_view source, std::string_view name) {
+  if (name.empty()) return false;
+  const std::string code = code_only(source);
+  for (size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1)) {
+    const size_t after = at + name.size();
+    if ((at == 0 || !is_identifier_char(code[at - 1])) &&
+        (after >= code.size() || !is_identifier_char(code[after])))
+      return true;
+  }
+  return false;
+}
+
+Result<std::string> ptx_functions(const PreparedTransfers& prepared, Target target) {
+  ptx::Module module(target);
+  for (const TransferCode& code : prepared.codes) {
+    const std::string& name = code.options.name;
+    if (Status ok = add_transfer_functions(module, code, name, name + "_wait", name + "_coord");
+        !ok.ok())
+      return std::move(ok).error();
+  }
+  add_lifecycle_functions(module, prepared.cta_group);
+  return ptx::print(module);
+}
+
+}  // namespace tmem::kernels

@@ -1,0 +1,60 @@
+// What compile_kernel compiles for a user's kernel (docs/specialization.md): the transfers
+// prepared once, the header `#include <tmemjit/transfers.cuh>` receives (every transfer inline, as
+// device_function's CUDA form), the user's source with a header stop before that include (so
+// NVRTC's precompiled headers never hold a layout), and the .funcs a PTX source gets.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/device_function.h"
+#include "tmem/result.h"
+#include "tmem/specialize.h"
+#include "tmem/target.h"
+
+namespace tmem::kernels {
+
+// The transfers of one kernel, checked, with their coordinate maps and the one lifecycle they
+// share (one .cta_group per kernel, R27).
+struct PreparedTransfers {
+  std::vector<TransferCode> codes;
+  int cta_group = 1;
+  std::vector<DeviceFunctionOptions> options() const;
+};
+
+// kUsage for a bad or repeated name, or two transfers defining one symbol; no check() runs.
+Status check_transfer_names(std::span<const NamedTransfer> transfers);
+// check() of each spec (its errors prefixed with the transfer's name), the coordinate maps and the
+// shared cta_group.
+Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> transfers);
+
+// The name the user's source includes.
+inline constexpr std::string_view kTransfersHeader = "tmemjit/transfers.cuh";
+
+// The text of tmemjit/transfers.cuh for `target`: the lifecycle, then every transfer's functions
+// inline (the emulated forms for sm_90).
+std::string transfers_header(const PreparedTransfers& prepared, Target target);
+
+// The user's CUDA source as NVRTC compiles it.
+struct CudaUnit {
+  std::string text;    // the source, with ";" and "#line N" before its include of the header
+  std::string prefix;  // the text before that stop: what a precompiled header may hold
+  bool header_stop = false;  // false: the source does not include the header itself
+};
+// `source` with a header stop: an empty declaration ";" on a line of its own before the first
+// `#include <tmemjit/transfers.cuh>` (or "...") outside comments, then `#line N` so every later
+// line keeps its number. NVRTC ends a precompiled header at the first token of the source file,
+// and never checks named headers when it reuses one: the stop keeps every layout out of it.
+CudaUnit cuda_unit(std::string_view source);
+
+// Whether `name` appears as an identifier in `source` outside comments (the warning that a
+// transfer is never called).
+bool mentions_identifier(std::string_view source, std::string_view name);
+
+// The PTX form's .funcs for a tcgen05 target: the transfers, their waits and index maps, and the
+// lifecycle.
+Result<std::string> ptx_functions(const PreparedTransfers& prepared, Target target);
+
+}  // namespace tmem::kernels

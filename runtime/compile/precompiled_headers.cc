@@ -1,0 +1,193 @@
+#include "runtime/compile/precompiled_headers.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <unordered_map>
+#include <utility>
+#include <system_error>
+
+#include "runtime/cuda/nvrtc.h"
+
+namespace tmem {
+
+struct PchLease::Slot {
+  std::mutex creating;
+  std::atomic<bool> settled{false};  // a PCH exists, or NVRTC declined to make one
+};
+
+struct PchCache::SlotTable {
+  std::unordered_map<Key128, std::shared_ptr<PchLease::Slot>, Key128Hash> slots;
+};
+
+namespace {
+
+// CuTe's headers need about 271 MB (measured, CUDA 13.0); NVRTC's default heap is 256 MB, and a
+// heap too small costs a whole compile that makes no PCH. TMEMJIT_PCH_HEAP_MB overrides it.
+constexpr size_t kDefaultHeapBytes = size_t{512} << 20;
+
+size_t initial_heap_bytes() {
+  if (const char* env = std::getenv("TMEMJIT_PCH_HEAP_MB"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end != nullptr && *end == '\0' && mb > 0 && mb <= (size_t{1} << 20)) return mb << 20;
+  }
+  return kDefaultHeapBytes;
+}
+
+// Removes $TMPDIR/tmemjit-pch-PID-* of this user whose process is gone: a PCH file is hundreds of
+// megabytes, and a process that was killed could not remove its own.
+void remove_stale_roots(const std::string& parent) {
+  DIR* dir = ::opendir(parent.c_str());
+  if (dir == nullptr) return;
+  constexpr std::string_view kPrefix = "tmemjit-pch-";
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name = entry->d_name;
+    if (!name.starts_with(kPrefix)) continue;
+    const std::string rest(name.substr(kPrefix.size()));
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    const std::string path = parent + "/" + std::string(name);
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid())
+      continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);  // does not follow symlinks
+  }
+  ::closedir(dir);
+}
+
+// Removes the process's root at exit.
+struct RootRemover {
+  std::string root;
+  ~RootRemover() {
+    if (root.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(root, ignored);
+  }
+};
+RootRemover& root_remover() {
+  static RootRemover remover;
+  return remover;
+}
+
+}  // namespace
+
+std::string_view to_string(PchUse use) noexcept {
+  switch (use) {
+    case PchUse::kOff:
+      return "off";
+    case PchUse::kNone:
+      return "none";
+    case PchUse::kCreated:
+      return "created";
+    case PchUse::kReused:
+      return "reused";
+    case PchUse::kHeapExhausted:
+      return "heap exhausted";
+  }
+  return "off";
+}
+
+PchLease::PchLease(PchLease&& other) noexcept
+    : directory_(std::move(other.directory_)),
+      reason_(std::move(other.reason_)),
+      slot_(std::move(other.slot_)),
+      creating_(std::move(other.creating_)),
+      heap_(std::move(other.heap_)),
+      grow_heap_to_(std::exchange(other.grow_heap_to_, 0)) {}
+
+PchLease::~PchLease() {
+  if (heap_.owns_lock()) heap_.unlock();
+  if (creating_.owns_lock()) creating_.unlock();
+  if (grow_heap_to_ != 0) PchCache::instance().grow_heap(std::exchange(grow_heap_to_, 0));
+}
+
+void PchLease::finish(PchUse use, size_t heap_required) {
+  if (!slot_) return;
+  if (use == PchUse::kHeapExhausted) {
+    grow_heap_to_ = heap_required + heap_required / 4;
+    return;
+  }
+  slot_->settled.store(true, std::memory_order_release);
+}
+
+PchCache& PchCache::instance() {
+  static PchCache cache;
+  return cache;
+}
+
+void PchCache::grow_heap(size_t bytes) {
+  Result<const nvrtc::Api*> api = nvrtc::api();
+  if (!api.ok() || !(*api)->has_pch()) return;
+  std::unique_lock heap(heap_mutex_);  // waits for every compile using the heap
+  size_t current = 0;
+  if ((*api)->get_pch_heap_size(&current) == NVRTC_SUCCESS && current >= bytes) return;
+  (void)(*api)->set_pch_heap_size(bytes);
+}
+
+PchLease PchCache::lease(const Key128& key) {
+  PchLease lease;
+  std::shared_ptr<PchLease::Slot> slot;
+  {
+    std::lock_guard lock(mutex_);
+    if (!initialized_) {
+      initialized_ = true;
+      slots_ = std::make_shared<SlotTable>();
+      Result<const nvrtc::Api*> api = nvrtc::api();
+      const char* off = std::getenv("TMEMJIT_PCH");
+      if (off != nullptr && std::string_view(off) == "0") {
+        unavailable_ = "TMEMJIT_PCH=0";
+      } else if (!api.ok() || !(*api)->has_pch()) {
+        unavailable_ = "NVRTC has no precompiled headers (CUDA 12.8 or later has them)";
+      } else {
+        const char* tmp = std::getenv("TMPDIR");
+        const std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+        remove_stale_roots(parent);
+        std::string pattern =
+            parent + "/tmemjit-pch-" + std::to_string(static_cast<long>(::getpid())) + "-XXXXXX";
+        if (::mkdtemp(pattern.data()) == nullptr) {
+          unavailable_ = "cannot make a directory in " + parent + " for precompiled headers";
+        } else {
+          root_ = pattern;
+          root_remover().root = root_;
+          std::unique_lock heap(heap_mutex_);
+          size_t current = 0;
+          const size_t wanted = initial_heap_bytes();
+          if ((*api)->get_pch_heap_size(&current) == NVRTC_SUCCESS && current < wanted)
+            (void)(*api)->set_pch_heap_size(wanted);
+        }
+      }
+    }
+    if (root_.empty()) {
+      lease.reason_ = unavailable_;
+      return lease;
+    }
+    auto& entry = slots_->slots[key];
+    if (!entry) entry = std::make_shared<PchLease::Slot>();
+    slot = entry;
+  }
+  const std::string directory = root_ + "/" + key.hex();
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+    lease.reason_ = "cannot make " + directory;
+    return lease;
+  }
+  if (!slot->settled.load(std::memory_order_acquire)) {
+    lease.creating_ = std::unique_lock(slot->creating);
+    if (slot->settled.load(std::memory_order_acquire)) lease.creating_.unlock();
+  }
+  lease.heap_ = std::shared_lock(heap_mutex_);
+  lease.directory_ = directory;
+  lease.slot_ = std::move(slot);
+  return lease;
+}
+
+}  // namespace tmem

@@ -1,0 +1,37 @@
+// The metadata a cache entry of compile_kernel keeps beside its cubin: typed and versioned, stored
+// as JSON, so a hit (memory, disk or remote) fills the same report the compile did and nothing
+// parses free text.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tmem/code_stats.h"
+#include "tmem/compile.h"
+#include "tmem/result.h"
+
+namespace tmem {
+
+struct KernelEntryMeta {
+  // Bumped whenever a field changes meaning; an entry of another version does not parse.
+  static constexpr int kFormat = 1;
+
+  std::string entry;            // the kernel's name in the cubin
+  std::string target;           // to_string(Target)
+  std::string backend;          // the backend that compiled the PTX
+  bool emulated = false;        // sm_90: the Kernel binds emulated TMEM at each launch
+  std::vector<CompileReport::Transfer> transfers;
+  std::vector<std::string> instructions;  // emulation: status code k + 1 describes instructions[k]
+  std::vector<std::string> warnings;
+  std::string headers;          // CompileReport::headers of the compile
+  int include_files = 0;
+  CodeStats code;               // read from the cubin when it was compiled
+  std::string log;              // the compilers' logs
+
+  std::string to_json() const;
+  // kIo naming what is wrong for text that is not this format's JSON (a damaged or foreign entry).
+  static Result<KernelEntryMeta> parse(std::string_view text);
+};
+
+}  // namespace tmem

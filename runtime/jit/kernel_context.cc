@@ -1,0 +1,246 @@
+#include "runtime/jit/kernel_context.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_set>
+
+#include "runtime/cache/build_id.h"
+#include "runtime/cache/module_cache.h"
+#include "runtime/compile/backends.h"
+#include "runtime/jit/compile_transfer.h"
+
+namespace tmem {
+namespace {
+
+// The older extra_options list: the options that shape the C++ go to NVRTC, the rest to the PTX
+// compiler (CompileOptions::extra_options).
+bool is_front_end_option(const std::string& option) {
+  static const char* kPrefixes[] = {
+      "-D",    "-U",      "-I",       "--define-macro",  "--undefine-macro", "--include-path",
+      "-std",  "--std",   "-include", "--pre-include",   "--use_fast_math",  "-use_fast_math",
+      "--ftz", "--prec-", "--fmad",   "-default-device", "--expt-",          "--extended-lambda",
+      "-dopt", "--dopt",  "-G",       "--device-debug",  "-isystem",         "--system-include",
+      "--diag", "-diag",  "--device-int128", "-device-int128", "--pch", "-pch", "--use-pch",
+      "--create-pch"};
+  for (const char* prefix : kPrefixes)
+    if (option.starts_with(prefix)) return true;
+  return false;
+}
+
+// Front-end options whose value may be the next element ("-include" "F").
+bool takes_separate_value(const std::string& option) {
+  static const char* kFlags[] = {"-D",         "-U",         "-I",
+                                 "-include",   "--pre-include", "--include-path",
+                                 "--define-macro", "--undefine-macro", "-isystem",
+                                 "--system-include"};
+  for (const char* flag : kFlags)
+    if (option == flag) return true;
+  return false;
+}
+
+bool names_standard(const std::string& option) {
+  return option.starts_with("-std") || option.starts_with("--std");
+}
+
+bool names_architecture(const std::string& option) {
+  return option.starts_with("-arch") || option.starts_with("--gpu-architecture");
+}
+
+bool names_pch(const std::string& option) {
+  return option == "-pch" || option == "--pch" || option.starts_with("--create-pch") ||
+         option.starts_with("-create-pch") || option.starts_with("--use-pch") ||
+         option.starts_with("-use-pch") || option.starts_with("--pch-dir") ||
+         option.starts_with("-pch-dir");
+}
+
+bool has_header(const std::string& dir, const char* header) {
+  struct stat info {};
+  return !dir.empty() && ::stat((dir + "/" + header).c_str(), &info) == 0;
+}
+
+}  // namespace
+
+const std::string& toolkit_include_dir() {
+  static const std::string dir = [] {
+    if (const char* env = std::getenv("TMEMJIT_CUDA_INCLUDE_DIR");
+        env && has_header(env, "cuda_runtime.h"))
+      return std::string(env);
+    for (const char* home : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* env = std::getenv(home);
+          env && has_header(std::string(env) + "/include", "cuda_runtime.h"))
+        return std::string(env) + "/include";
+#ifdef TMEMJIT_CUDA_INCLUDE_DIR
+    std::string built = TMEMJIT_CUDA_INCLUDE_DIR;
+    if (const size_t semicolon = built.find(';'); semicolon != std::string::npos)
+      built.resize(semicolon);
+    if (has_header(built, "cuda_runtime.h")) return built;
+#endif
+    return std::string();
+  }();
+  return dir;
+}
+
+Result<KernelContext> kernel_context(const KernelSource& source, const CompileOptions& given) {
+  if (given.backend == Backend::kNvrtc)
+    return Error(ErrorCode::kUsage,
+                 "compile_kernel runs NVRTC's front end itself and compiles the PTX with "
+                 "options.backend; backend nvrtc names no PTX compiler",
+                 "use auto, nvptxcompiler, nvjitlink, ptxas or driver");
+  const bool cuda = source.language == Language::kCuda;
+  KernelContext context;
+  context.options = given;
+  context.options.backend = resolve_backend(given.backend);
+  context.ptx = context.options;
+  context.ptx.extra_options.clear();
+  context.ptx.nvrtc_options.clear();
+  // The older list: front-end options (with a separate value, two elements) to NVRTC, the rest
+  // to the PTX compiler before ptx_options.
+  std::vector<std::string> ptx_options;
+  for (size_t i = 0; i < given.extra_options.size(); ++i) {
+    const std::string& option = given.extra_options[i];
+    if (cuda && is_front_end_option(option)) {
+      context.user_nvrtc.push_back(option);
+      if (takes_separate_value(option) && i + 1 < given.extra_options.size())
+        context.user_nvrtc.push_back(given.extra_options[++i]);
+    } else {
+      ptx_options.push_back(option);
+    }
+  }
+  ptx_options.insert(ptx_options.end(), given.ptx_options.begin(), given.ptx_options.end());
+  context.ptx.ptx_options = std::move(ptx_options);
+  context.user_nvrtc.insert(context.user_nvrtc.end(), given.nvrtc_options.begin(),
+                            given.nvrtc_options.end());
+  if (!cuda && !context.user_nvrtc.empty())
+    return Error(ErrorCode::kUsage,
+                 "compile_kernel: nvrtc_options apply to CUDA sources; " + source.path +
+                     " is PTX (its first option: " + context.user_nvrtc.front() + ")",
+                 "give the PTX compiler's options in ptx_options");
+  bool standard = false;
+  for (const std::string& option : context.user_nvrtc) {
+    if (option.empty())
+      return Error(ErrorCode::kUsage, "compile_kernel: an empty NVRTC option",
+                   "each element of nvrtc_options is one option or one option's value");
+    if (names_architecture(option))
+      return Error(ErrorCode::kUsage,
+                   "compile_kernel: the NVRTC option '" + option +
+                       "' names an architecture; the target is CompileOptions::target",
+                   "tmemjit specialize --target, Python target=");
+    standard = standard || names_standard(option);
+    context.user_pch = context.user_pch || names_pch(option);
+  }
+  for (const std::string& option : context.ptx.ptx_options)
+    if (option.empty())
+      return Error(ErrorCode::kUsage, "compile_kernel: an empty PTX compiler option",
+                   "each element of ptx_options is one option");
+  if (cuda) {
+    // Yours first, then the defaults yours do not replace: your -I directories are searched
+    // before the toolkit's, and a standard of yours leaves ours out (NVRTC warns on two).
+    context.nvrtc = context.user_nvrtc;
+    if (!standard) context.nvrtc.push_back("--std=c++17");
+    const std::string& include = toolkit_include_dir();
+    if (!include.empty()) {
+      context.nvrtc.push_back("--include-path=" + include);
+      // CUDA 13 keeps libcu++ (<cuda/std/...>, which CuTe includes) under include/cccl.
+      if (has_header(include + "/cccl", "cuda/std/version"))
+        context.nvrtc.push_back("--include-path=" + include + "/cccl");
+    }
+  }
+  KeyBuilder key;
+  key.str("context", "compile-kernel");
+  key.integer("format", kCacheKeyFormatVersion);
+  key.str("target", to_string(context.options.target));
+  key.str("backend", to_string(context.options.backend));
+  key.str("ptx compile", to_string(context.ptx));
+  key.integer("ptx options", static_cast<int64_t>(context.ptx.ptx_options.size()));
+  for (const std::string& option : context.ptx.ptx_options) key.str("ptx option", option);
+  key.str("compiler", compiler_version(context.options.backend));
+  if (cuda) key.str("front end", compiler_version(Backend::kNvrtc));
+  key.integer("nvrtc options", static_cast<int64_t>(context.nvrtc.size()));
+  for (const std::string& option : context.nvrtc) key.str("nvrtc option", option);
+  key.str("library", library_build_id());
+  context.digest = key.finish();
+  return context;
+}
+
+Status check_user_options(const KernelSource& source, const KernelContext& context) {
+  if (context.user_nvrtc.empty() && context.ptx.ptx_options.empty()) return std::monostate{};
+  static std::mutex mutex;
+  static std::unordered_set<Key128, Key128Hash> checked;
+  {
+    std::lock_guard lock(mutex);
+    if (checked.contains(context.digest)) return std::monostate{};
+  }
+  if (source.language == Language::kCuda && !context.user_nvrtc.empty()) {
+    auto empty = compile_cuda_front_end("", "tmemjit_option_check.cu", {}, context.nvrtc, {},
+                                        context.options, /*relocatable=*/false, /*lto=*/false);
+    if (!empty.ok()) {
+      const Error& error = empty.error();
+      std::string said(error.detail("log"));
+      if (said.empty()) said = error.message();
+      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+      std::string given;
+      for (const std::string& option : context.user_nvrtc) given += (given.empty() ? "" : " ") + option;
+      return Error(ErrorCode::kUsage,
+                   "compile_kernel: NVRTC refused the options (" + given + "): " + said,
+                   std::vector<ErrorDetail>{{"options", given},
+                                            {"note", "nvrtc_options go to NVRTC, ptx_options to "
+                                                     "the PTX compiler (-Xnvrtc, -Xptxas)"}});
+    }
+  }
+  if (!context.ptx.ptx_options.empty()) {
+    const PtxVersion version = min_ptx_version(context.options.target);
+    const std::string module = ".version " + version.to_string() + "\n.target " +
+                               std::string(to_string(context.options.target)) +
+                               "\n.address_size 64\n";
+    auto empty = compile_ptx(module, context.ptx);
+    if (!empty.ok()) {
+      std::string given;
+      for (const std::string& option : context.ptx.ptx_options)
+        given += (given.empty() ? "" : " ") + option;
+      std::string said(empty.error().detail("log"));
+      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+      if (said.empty()) said = empty.error().message();
+      return Error(ErrorCode::kUsage,
+                   "compile_kernel: the PTX compiler (" +
+                       std::string(to_string(context.options.backend)) +
+                       ") refused the options (" + given + "): " + said,
+                   std::vector<ErrorDetail>{{"options", given},
+                                            {"note", "ptx_options go to the PTX compiler, "
+                                                     "nvrtc_options to NVRTC (-Xptxas, -Xnvrtc)"}});
+    }
+  }
+  std::lock_guard lock(mutex);
+  checked.insert(context.digest);
+  return std::monostate{};
+}
+
+Key128 kernel_key(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                  const KernelContext& context, const Key128& includes) {
+  KeyBuilder key;
+  key.str("domain", "tmemjit/kernel");
+  key.integer("context.lo", static_cast<int64_t>(context.digest.lo));
+  key.integer("context.hi", static_cast<int64_t>(context.digest.hi));
+  key.str("language", to_string(source.language));
+  key.str("path", source.path);
+  key.str("entry", source.entry);
+  key.str("source", source.text);
+  key.integer("includes.lo", static_cast<int64_t>(includes.lo));
+  key.integer("includes.hi", static_cast<int64_t>(includes.hi));
+  key.integer("transfers", static_cast<int64_t>(transfers.size()));
+  for (const NamedTransfer& t : transfers) {
+    const SpecFingerprint fingerprint = t.spec.fingerprint();
+    key.str("name", t.options.name);
+    key.integer("spec.lo", static_cast<int64_t>(fingerprint.lo));
+    key.integer("spec.hi", static_cast<int64_t>(fingerprint.hi));
+    key.integer("wait", t.options.wait ? 1 : 0);
+    key.integer("warp_argument", t.options.warp_argument ? 1 : 0);
+    key.integer("column_argument", t.options.column_argument ? 1 : 0);
+    key.integer("cta_group", t.options.cta_group);
+    key.str("language", to_string(t.options.language));
+  }
+  return key.finish();
+}
+
+}  // namespace tmem
