@@ -457,6 +457,55 @@ TEST(CompileKernelKey, ChangingAnyInputOfTheBuildIsAnotherKey) {
   EXPECT_EQ(key(source, transfers, kept, includes), base);
 }
 
+// Options with a home: nvrtc_options reach NVRTC (options the PTX compiler does not know among
+// them), ptx_options the PTX compiler, a wrong one fails before any compile with the compiler's
+// own words, and the defaults yield (a standard of the user's, without NVRTC's warning).
+TEST_F(CompileKernel, OptionsReachTheirCompilerAndAWrongOneFailsFirst) {
+  CompileOptions options;
+  options.nvrtc_options = {"--device-int128", "--diag-suppress=177", "-std=c++20", "-include",
+                           "cuda_bf16.h"};
+  options.ptx_options = {"-maxrregcount=128"};
+  CompileReport report;
+  auto kernel = compile_kernel(roundtrip_source(), seed_transfers(), options, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(report.log.find("warning"), std::string::npos) << report.log;
+  EXPECT_GT(report.include_files, 0) << "-include cuda_bf16.h is read: its closure is in the key";
+
+  CompileOptions bad_nvrtc;
+  bad_nvrtc.nvrtc_options = {"--no-such-nvrtc-option"};
+  auto refused = compile_kernel(roundtrip_source(), seed_transfers(), bad_nvrtc, &report);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage) << refused.error().full_text();
+  EXPECT_NE(refused.error().message().find("NVRTC refused the options (--no-such-nvrtc-option)"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_EQ(report.front_end_ms, 0) << "nothing compiled";
+
+  CompileOptions bad_ptx;
+  bad_ptx.ptx_options = {"--no-such-ptxas-option"};
+  refused = compile_kernel(roundtrip_source(), seed_transfers(), bad_ptx, &report);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage) << refused.error().full_text();
+  EXPECT_NE(refused.error().message().find("refused the options (--no-such-ptxas-option)"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_EQ(report.front_end_ms, 0) << "the front end never ran";
+
+  CompileOptions arch;
+  arch.nvrtc_options = {"-arch=sm_90"};
+  refused = compile_kernel(roundtrip_source(), seed_transfers(), arch);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("the target is CompileOptions::target"),
+            std::string::npos);
+
+  // The older single list: "-include F" as two elements stays one NVRTC option, and the rest
+  // still reaches the PTX compiler.
+  CompileOptions legacy;
+  legacy.extra_options = {"-include", "cuda_bf16.h", "-maxrregcount=128"};
+  kernel = compile_kernel(roundtrip_source(), seed_transfers(), legacy, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+}
+
 TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
   KernelSource source = roundtrip_source();
   source.path = "my_epilogue.cu";

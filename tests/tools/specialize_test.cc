@@ -139,14 +139,44 @@ TEST(CliSpecialize, JsonFieldsAndASecondProcessHitsTheDisk) {
   EXPECT_EQ(k["key"], j["key"]);
   EXPECT_EQ(k["compile_ms"], 0);
 
-  // Another layout with 64 registers: this process compiles it, reusing the front end on disk.
+  // Another layout: this process compiles it. The epilogue includes nothing before the
+  // transfers, so there are no headers to precompile, and the report says so.
   const CliResult other =
       specialize(epilogue_args("f_16x256b_ld", "f_16x256b_st"), {"--cache-dir", dir.path()});
   ASSERT_EQ(other.exit_code, 0) << other.err;
   const auto f = nlohmann::json::parse(other.out);
   EXPECT_EQ(f["cache"], "miss");
-  EXPECT_EQ(f["front_end"], "disk");
-  EXPECT_EQ(f["front_end_ms"], 0);
+  EXPECT_EQ(f["front_end"], "miss");
+  EXPECT_EQ(f["headers"], "none: no header before the transfers");
+  EXPECT_GT(f["front_end_ms"].get<double>(), 0);
+  EXPECT_EQ(f["code"]["local_bytes"], 0);
+  EXPECT_GT(f["code"]["instructions"].get<int>(), 0);
+}
+
+// Every tcgen05 target, family targets included, specializes from the command line; -Xnvrtc and
+// -Xptxas reach their compilers (repeatable), -std and -default-device go to NVRTC directly, and a
+// wrong option is a usage error (exit 2) naming it, before any compile.
+TEST(CliSpecialize, EveryTargetAndTheCompilersOptions) {
+  ScratchDir dir;
+  for (const char* target : {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"}) {
+    const CliResult run = specialize(epilogue_args("d_x32_ld", "d_x32_st"),
+                                     {"--no-cache", "--target", target});
+    ASSERT_EQ(run.exit_code, 0) << target << ": " << run.err << run.out;
+    EXPECT_EQ(nlohmann::json::parse(run.out)["target"], target);
+  }
+  const CliResult options = specialize(
+      epilogue_args("d_x32_ld", "d_x32_st"),
+      {"--no-cache", "-std=c++20", "-default-device", "-Xnvrtc", "--device-int128", "-Xnvrtc",
+       "--diag-suppress=177", "-Xptxas", "-maxrregcount=128", "-Xptxas=--allow-expensive-optimizations=true"});
+  ASSERT_EQ(options.exit_code, 0) << options.err << options.out;
+  const CliResult wrong =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--no-cache", "-Xptxas", "--bogus"});
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err << wrong.out;
+  EXPECT_NE(wrong.out.find("--bogus"), std::string::npos) << wrong.out;
+  const CliResult compile = run_cli_argv({"compile", "--spec", kExample + "/layouts/d_x32_ld.json",
+                                          "--no-cache", "--target", "sm_100f", "-Xptxas",
+                                          "-maxrregcount=128", "--json"});
+  EXPECT_EQ(compile.exit_code, 0) << compile.err << compile.out;
 }
 
 TEST(CliSpecialize, EmulationTargetAndNoCache) {
