@@ -1,10 +1,9 @@
 // libFuzzer target: tmem/text.h on arbitrary bytes (issue 30, items 4, 9, 12). valid_utf8 gives
 // text it leaves unchanged (valid), quote_excerpt a bounded valid quote, and any text that
 // check_json_depth accepts parses and dumps with bounded recursion.
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
