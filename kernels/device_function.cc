@@ -158,10 +158,11 @@ int scope_thread(const Scope& scope, const Owner& owner) {
 
 // Fits value(t, s) = constant + sum thread bits + sum slot bits over every thread < threads and
 // used slot; nullopt when that does not hold. `slot_free`: the value does not depend on the slot.
-std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vector<int>& slots) {
+std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vector<int>& slots,
+                                    int half = 0) {
   const int thread_bits = bits_for(map.threads), slot_bits = bits_for(map.slots);
   const int s0 = slots.front();
-  auto value = [&](int t, int s) { return static_cast<std::int64_t>(map.at(t, s, dim)); };
+  auto value = [&](int t, int s) { return static_cast<std::int64_t>(map.at(t, s, half, dim)); };
   CoordTerms terms;
   terms.thread_bits.assign(static_cast<size_t>(thread_bits), 0);
   terms.slot_bits.assign(static_cast<size_t>(slots.size() > 1 ? slot_bits : 0), 0);
@@ -189,10 +190,41 @@ std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vec
   terms.constant = value(0, s0) - eval(terms, 0, s0);
   for (int s : slots)
     for (int t = 0; t < map.threads; ++t) {
-      if (map.at(t, s, dim) < 0) return std::nullopt;
+      if (value(t, s) < 0) return std::nullopt;
       if (eval(terms, t, s) != value(t, s)) return std::nullopt;
     }
   return terms;
+}
+
+// The closed form of one half over the used slots: additive if every dim fits one, else per slot.
+CoordForm fit_form(const CoordMap& map, const std::vector<int>& slots, int half) {
+  CoordForm form;
+  form.additive = true;
+  for (int d = 0; d < map.rank && form.additive; ++d) {
+    auto terms = fit_terms(map, d, slots, half);
+    if (!terms) {
+      form.additive = false;
+      form.dims.clear();
+    } else {
+      form.dims.push_back(std::move(*terms));
+    }
+  }
+  if (form.additive) return form;
+  for (int s : slots) {
+    std::vector<CoordTerms> dims;
+    for (int d = 0; d < map.rank; ++d) {
+      auto terms = fit_terms(map, d, {s}, half);
+      if (!terms) {
+        form.expressible = false;
+        form.per_slot.clear();
+        return form;
+      }
+      terms->slot_bits.clear();
+      dims.push_back(std::move(*terms));
+    }
+    form.per_slot.emplace_back(s, std::move(dims));
+  }
+  return form;
 }
 
 std::vector<int> used_slot_list(const CoordMap& map) {
@@ -526,15 +558,12 @@ std::string coord_rank_text(const TransferCode& code) {
   return std::to_string(std::max(code.coord.rank, 1));
 }
 
-// NAME_coord in C++ (both targets).
-std::string cuda_coord_function(const TransferCode& code) {
-  const CoordMap& map = code.coord;
-  const std::string& name = code.options.name;
+// The body of NAME_coord for one half: -1 everywhere, then the closed form where `ok_` holds.
+std::string cuda_coord_body(const CoordMap& map, const CoordForm& form,
+                            const std::string& condition) {
   std::ostringstream os;
-  os << "__device__ __forceinline__ void " << name << "_coord(" << kU
-     << " thread, int slot, int (&index)[" << coord_rank_text(code) << "]) {\n"
-     << "  const " << kU << " s_ = static_cast<" << kU << ">(slot);\n"
-     << "  const bool ok_ = thread < " << map.threads << "u && (";
+  os << "  const " << kU << " s_ = static_cast<" << kU << ">(slot);\n"
+     << "  const bool ok_ = " << condition << "thread < " << map.threads << "u && (";
   if (map.used_slots.empty()) os << "false";
   for (size_t i = 0; i < map.used_slots.size(); ++i)
     os << (i ? " || " : "") << "("
@@ -549,14 +578,14 @@ std::string cuda_coord_function(const TransferCode& code) {
   for (int d = 0; d < map.rank; ++d) {
     os << "  index[" << d << "] = -1;\n";
   }
-  if (map.expressible && map.additive) {
+  if (form.expressible && form.additive) {
     os << "  if (ok_) {\n";
     for (int d = 0; d < map.rank; ++d)
-      os << "    index[" << d << "] = " << value(map.dims[static_cast<size_t>(d)]) << ";\n";
+      os << "    index[" << d << "] = " << value(form.dims[static_cast<size_t>(d)]) << ";\n";
     os << "  }\n";
-  } else if (map.expressible) {
+  } else if (form.expressible) {
     os << "  if (!ok_) return;\n  switch (slot) {\n";
-    for (const auto& [s, terms] : map.per_slot) {
+    for (const auto& [s, terms] : form.per_slot) {
       os << "    case " << s << ":\n";
       for (int d = 0; d < map.rank; ++d)
         os << "      index[" << d << "] = " << value(terms[static_cast<size_t>(d)]) << ";\n";
@@ -564,7 +593,23 @@ std::string cuda_coord_function(const TransferCode& code) {
     }
     os << "    default:\n      break;\n  }\n";
   }
-  os << "}\n";
+  return os.str();
+}
+
+// NAME_coord in C++ (both targets); for a 16-bit register view also the overload with a half
+// (0: bits 0-15, 1: bits 16-31), so both elements of a register are named.
+std::string cuda_coord_function(const TransferCode& code) {
+  const CoordMap& map = code.coord;
+  const std::string& name = code.options.name;
+  std::ostringstream os;
+  os << "__device__ __forceinline__ void " << name << "_coord(" << kU
+     << " thread, int slot, int (&index)[" << coord_rank_text(code) << "]) {\n"
+     << cuda_coord_body(map, {map.additive, map.dims, map.per_slot, map.expressible}, "") << "}\n";
+  if (map.halves == 2)
+    os << "__device__ __forceinline__ void " << name << "_coord(" << kU
+       << " thread, int slot, int half, int (&index)[" << coord_rank_text(code) << "]) {\n"
+       << "  if (half == 0) {\n    " << name << "_coord(thread, slot, index);\n    return;\n  }\n"
+       << cuda_coord_body(map, map.high, "half == 1 && ") << "}\n";
   return os.str();
 }
 
@@ -703,32 +748,12 @@ Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
   }
   const std::vector<int> slots = used_slot_list(map);
   if (slots.empty()) return map;
-  map.additive = true;
-  for (int d = 0; d < map.rank && map.additive; ++d) {
-    auto terms = fit_terms(map, d, slots);
-    if (!terms) {
-      map.additive = false;
-      map.dims.clear();
-    } else {
-      map.dims.push_back(std::move(*terms));
-    }
-  }
-  if (!map.additive) {
-    for (int s : slots) {
-      std::vector<CoordTerms> dims;
-      for (int d = 0; d < map.rank; ++d) {
-        auto terms = fit_terms(map, d, {s});
-        if (!terms) {
-          map.expressible = false;
-          map.per_slot.clear();
-          return map;
-        }
-        terms->slot_bits.clear();
-        dims.push_back(std::move(*terms));
-      }
-      map.per_slot.emplace_back(s, std::move(dims));
-    }
-  }
+  CoordForm low = fit_form(map, slots, 0);
+  map.additive = low.additive;
+  map.dims = std::move(low.dims);
+  map.per_slot = std::move(low.per_slot);
+  map.expressible = low.expressible;
+  if (map.halves == 2) map.high = fit_form(map, slots, 1);
   return map;
 }
 
@@ -986,7 +1011,8 @@ std::string front_end_signature(const TransferCode& code) {
          " regs=" + std::to_string(code.plan.regs_per_thread) +
          " rank=" + std::to_string(code.coord.rank) + " shape=" + shape +
          " columns=" + std::to_string(columns_spanned(code.plan)) +
-         " alloc=" + std::to_string(code.plan.alloc_columns) + (code.f32 ? " f32" : "") +
+         " alloc=" + std::to_string(code.plan.alloc_columns) +
+         (code.coord.halves == 2 ? " halves=2" : "") + (code.f32 ? " f32" : "") +
          (code.options.wait ? " wait" : "") + (code.options.warp_argument ? " warp" : "") +
          (code.options.column_argument ? " column" : "") +
          (code.options.cta_group != 1 ? " cta_group=" + std::to_string(code.options.cta_group)
@@ -1025,6 +1051,7 @@ std::string transfer_args(const TransferCode& code) {
 struct ReferenceHeads {
   std::vector<std::string> transfers;  // NAME for unsigned int registers, and for float ones
   std::string coord;                   // NAME_coord
+  std::string coord_half;              // NAME_coord with a half: 16-bit register views only
 };
 ReferenceHeads reference_heads(const TransferCode& code, const std::string& attributes) {
   const std::string& name = code.options.name;
@@ -1034,6 +1061,9 @@ ReferenceHeads reference_heads(const TransferCode& code, const std::string& attr
   if (code.f32) heads.transfers.push_back(head + "(" + transfer_params(code, "float") + ")");
   heads.coord =
       head + "_coord(" + kU + " thread, int slot, int (&index)[" + coord_rank_text(code) + "])";
+  if (code.coord.halves == 2)
+    heads.coord_half = head + "_coord(" + kU + " thread, int slot, int half, int (&index)[" +
+                       coord_rank_text(code) + "])";
   return heads;
 }
 
@@ -1108,6 +1138,7 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
   const ReferenceHeads heads = reference_heads(code, "");
   for (const std::string& head : heads.transfers) os << head << ";\n";
   os << heads.coord << ";\n";
+  if (!heads.coord_half.empty()) os << heads.coord_half << ";\n";
   os << "}  // namespace detail\n}  // namespace tmemjit\n"
      << "constexpr int " << name << "_regs = " << regs << ";\n"
      << direction_constant(code) << redval_constants(code) << geometry_constants(code);
@@ -1121,6 +1152,10 @@ std::string cuda_front_end_declarations(const TransferCode& code, Target target)
      << "__device__ __forceinline__ void " << name << "_coord(" << kU
      << " thread, int slot, int (&index)[" << rank << "]) { tmemjit::detail::" << name
      << "_coord(thread, slot, index); }\n";
+  if (code.coord.halves == 2)
+    os << "__device__ __forceinline__ void " << name << "_coord(" << kU
+       << " thread, int slot, int half, int (&index)[" << rank << "]) { tmemjit::detail::" << name
+       << "_coord(thread, slot, half, index); }\n";
   return os.str();
 }
 
@@ -1142,8 +1177,11 @@ std::string cuda_implementation(const std::vector<const TransferCode*>& codes, T
     for (const std::string& head : heads.transfers)
       os << head << " {\n  asm volatile(\"" << kTransferMarker << name
          << "\");\n  tmemjit_impl::" << name << "(" << transfer_args(*code) << ");\n}\n";
-    os << heads.coord << " { tmemjit_impl::" << name << "_coord(thread, slot, index); }\n"
-       << "}  // namespace detail\n}  // namespace tmemjit\n";
+    os << heads.coord << " { tmemjit_impl::" << name << "_coord(thread, slot, index); }\n";
+    if (!heads.coord_half.empty())
+      os << heads.coord_half << " { tmemjit_impl::" << name
+         << "_coord(thread, slot, half, index); }\n";
+    os << "}  // namespace detail\n}  // namespace tmemjit\n";
   }
   return os.str();
 }

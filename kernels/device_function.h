@@ -50,6 +50,15 @@ struct CoordTerms {
   std::vector<std::int64_t> slot_bits;
 };
 
+// NAME_coord's closed form for one half of the slots: additive over thread and slot bits, or per
+// used slot (thread terms only), or neither (NAME_coord then returns -1).
+struct CoordForm {
+  bool additive = false;
+  std::vector<CoordTerms> dims;
+  std::vector<std::pair<int, std::vector<CoordTerms>>> per_slot;
+  bool expressible = true;
+};
+
 // Which element of the register tensor (its logical index, before rearrange/view/permute/[])
 // each thread of the scope holds in each register slot: what NAME_coord returns.
 struct CoordMap {
@@ -65,7 +74,9 @@ struct CoordMap {
   // ... or, when that does not hold, per used slot (thread terms only; slot_bits empty).
   std::vector<std::pair<int, std::vector<CoordTerms>>> per_slot;
   bool expressible = true;  // false: neither form holds; NAME_coord returns -1 (never so far)
-  std::vector<int> table;   // [thread][slot][half][dim], -1 where unused: the reference
+  // halves == 2: the closed form of the high halves, for NAME_coord(thread, slot, half, index).
+  CoordForm high;
+  std::vector<int> table;  // [thread][slot][half][dim], -1 where unused: the reference
 
   // The element in the slot's low half (the only one for 32-bit views): what NAME_coord gives.
   int at(int thread, int slot, int dim) const noexcept { return at(thread, slot, 0, dim); }

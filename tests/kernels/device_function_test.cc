@@ -20,6 +20,7 @@
 #include "runtime/compile/backends.h"
 #include "runtime/compile/sass.h"
 #include "tmem/check.h"
+#include "tmem/coords.h"
 #include "tmem/select.h"
 
 namespace {
@@ -399,6 +400,127 @@ TEST(DeviceFunctionGeometry, AKernelUnrollsOnTheConstantsAndStaticAssertsItsLayo
   EXPECT_FALSE(listing.uses_local_memory());
 }
 
+// ---- N_coord names both halves of a 16-bit register (issue 29 item 1) --------------------------
+
+std::int64_t evaluate(const tmem::kernels::CoordTerms& terms, int thread, int slot) {
+  std::int64_t value = terms.constant;
+  for (size_t b = 0; b < terms.thread_bits.size(); ++b)
+    if (thread >> b & 1) value += terms.thread_bits[b];
+  for (size_t b = 0; b < terms.slot_bits.size(); ++b)
+    if (slot >> b & 1) value += terms.slot_bits[b];
+  return value;
+}
+
+std::vector<tmem::TransferSpec> sixteen_bit_specs() {
+  const auto wg = tmem::Scope::warpgroup();
+  std::vector<tmem::TransferSpec> specs;
+  for (auto direction : {tmem::Direction::kStore, tmem::Direction::kLoad})
+    for (const char* tmem : {"tensor((128,32), S[(128,32):(1@TLane,1@TCol)], bf16)",
+                             "tensor((128,32), S[(128,32):(1@TLane,2@TCol)], bf16)"}) {
+      auto selection = tmem::select(
+          direction, wg, tmem::View::parse(tmem).value(),
+          tmem::View::parse("tensor((128,32), S[(128,32):(1@tid_in_wg,1)], bf16)").value());
+      EXPECT_TRUE(selection.ok()) << selection.error().full_text();
+      specs.push_back(selection->spec);
+    }
+  // FA4's P of a 16x256b load (Layout F): the 16x128b twin.
+  specs.push_back(
+      tmem::packed_twin(load_of("tmem_datapath_layout(\"F\",64,64)",
+                                "tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,"
+                                "1@tid_in_wg,1)], f32)"),
+                        tmem::DType::kBF16)
+          .value());
+  return specs;
+}
+
+TEST(DeviceFunctionCoord16Bit, TheHighHalfHasAClosedFormEqualToTheTable) {
+  for (const tmem::TransferSpec& spec : sixteen_bit_specs()) {
+    SCOPED_TRACE(spec.to_string());
+    const auto code = code_of(spec, "p");
+    const tmem::kernels::CoordMap& map = code.coord;
+    ASSERT_EQ(map.halves, 2);
+    ASSERT_TRUE(map.high.expressible);
+    ASSERT_TRUE(map.high.additive);
+    const tmem::CoordTable table = tmem::coord_table(spec).value();
+    int checked = 0;
+    for (int t = 0; t < map.threads; ++t)
+      for (int s = 0; s < map.slots; ++s) {
+        if (!map.slot_used(s)) continue;
+        for (int d = 0; d < map.rank; ++d) {
+          ASSERT_EQ(evaluate(map.dims[static_cast<size_t>(d)], t, s), table.at(t, s, 0, d));
+          ASSERT_EQ(evaluate(map.high.dims[static_cast<size_t>(d)], t, s), table.at(t, s, 1, d));
+        }
+        ++checked;
+      }
+    EXPECT_GT(checked, 0);
+    const std::string half_head =
+        "void p_coord(unsigned int thread, int slot, int half, int (&index)[2])";
+    EXPECT_NE(tmem::kernels::cuda_transfer(code, tmem::Target::kSm100a).find(half_head),
+              std::string::npos);
+    EXPECT_NE(
+        tmem::kernels::cuda_front_end_declarations(code, tmem::Target::kSm100a).find(half_head),
+        std::string::npos);
+    EXPECT_NE(tmem::kernels::cuda_implementation({&code}, tmem::Target::kSm100a)
+                  .find("_coord(thread, slot, half, index); }"),
+              std::string::npos);
+  }
+  // 32-bit views have no half overload.
+  const auto b32 = code_of(tmemjit_test::seed_layout_b(false).make(), "acc");
+  EXPECT_EQ(tmem::kernels::cuda_transfer(b32, tmem::Target::kSm100a).find("int half"),
+            std::string::npos);
+}
+
+// P over S in a kernel: S loaded as f32, P = S packed to bf16x2 and stored with the twin; each
+// thread names both halves of P's registers with p_coord(thread, q, half, index). NVRTC compiles
+// it with no local memory.
+TEST(DeviceFunctionCoord16Bit, AKernelNamesBothHalves) {
+  const auto s_spec = load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)",
+                              "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)");
+  const auto s_code = code_of(s_spec, "s_load");
+  const auto p_code = code_of(tmem::packed_twin(s_spec, tmem::DType::kBF16).value(), "p_store");
+  const std::string kernel = tmem::kernels::cuda_lifecycle(tmem::Target::kSm100a) +
+                             tmem::kernels::cuda_transfer(s_code, tmem::Target::kSm100a) +
+                             tmem::kernels::cuda_transfer(p_code, tmem::Target::kSm100a) + R"(
+static_assert(2 * p_store_regs == s_load_regs, "P packs two of S's registers into one");
+extern "C" __global__ void __launch_bounds__(128) softmax_p(int* where) {
+  __shared__ unsigned int base_shared;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&base_shared, s_load_alloc_columns);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  float s[s_load_regs];
+  s_load(base_shared, s);
+  unsigned int p[p_store_regs];
+#pragma unroll
+  for (int q = 0; q < p_store_regs; ++q) {
+    unsigned int lo, hi;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(*reinterpret_cast<unsigned short*>(&lo)) : "f"(s[2 * q]));
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(*reinterpret_cast<unsigned short*>(&hi)) : "f"(s[2 * q + 1]));
+    p[q] = (lo & 0xFFFFu) | (hi << 16);
+    int low[2], high[2];
+    p_store_coord(threadIdx.x, q, 0, low);
+    p_store_coord(threadIdx.x, q, 1, high);
+    where[(threadIdx.x * p_store_regs + q) * 4 + 0] = low[1];
+    where[(threadIdx.x * p_store_regs + q) * 4 + 1] = high[1];
+  }
+  p_store(base_shared, p);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(base_shared, s_load_alloc_columns);
+}
+)";
+  tmem::CompileOptions options;
+  auto module = tmem::compile_cuda(kernel, "softmax_p", options);
+  ASSERT_TRUE(module.ok()) << module.error().full_text();
+  const auto tool = tmem::sass::find_disassembler();
+  if (!tool) GTEST_SKIP() << "compiled; SASS not checked: " << tmem::sass::search_description();
+  const tmem::sass::Listing listing(tmem::sass::disassemble(*tool, module->cubin).value());
+  EXPECT_EQ(listing.count("LDTM"), 1);
+  EXPECT_EQ(listing.count("STTM"), 1);
+  EXPECT_FALSE(listing.uses_local_memory());
+}
+
 // ---- reserved names (issue 30 item 12) ---------------------------------------------------------
 
 TEST(DeviceFunctionNames, TypesNamespacesAndTheGeneratedCodesIdentifiersAreRefused) {
@@ -465,6 +587,7 @@ TEST(DeviceFunctionNames, EveryIdentifierOfTheGeneratedCodeIsRefusedAsAName) {
     codes.push_back(code_of(tmemjit_test::seed_layout_b(store).make(), "acc", true));
     codes.push_back(code_of(tmemjit_test::seed_pack(store).make(), "acc"));
   }
+  codes.push_back(code_of(sixteen_bit_specs().front(), "acc"));
   codes.push_back(code_of(tmem::TransferSpec::from_fields(
                               "tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32", "warpgroup",
                               "tensor((128,16), S[(128,16):(1@TLane,1@TCol)], f32)"
