@@ -112,6 +112,22 @@ TEST(CliTwin, PrintsASpecThatCheckTakes) {
   EXPECT_NE(f16.out.find(", f16)"), std::string::npos) << f16.out;
 }
 
+// The twin is a transfer like any other: the simulator's round trip passes (its store puts each
+// element where its TMEM view says, its load reads it back), for a 32x32b S and a 16x256b one.
+TEST(CliTwin, TheTwinPassesTheSimulatorsRoundTrip) {
+  auto op = tmem::Opcode::make(tmem::Direction::kLoad, tmem::Shape::k16x256b, 8, false).value();
+  for (const auto& s : {s_chunk(), tmemjit_test::identity_spec(op)}) {
+    auto twin = run_with({"twin"}, s, {"--dtype", "bf16"});
+    ASSERT_EQ(twin.exit_code, 0) << twin.err;
+    const std::string path = "/tmp/tmemjit_twin_sim_" + std::to_string(::getpid()) + ".json";
+    std::ofstream(path) << twin.out;
+    auto run = run_cli("run", "--spec", path, "--device", "sim", "--no-cache");
+    std::remove(path.c_str());
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_NE(run.out.find("PASS: "), std::string::npos) << run.out;
+  }
+}
+
 TEST(CliTwin, ExitCodes) {
   // No --dtype, a 32-bit one, a store: usage.
   EXPECT_EQ(run_with({"twin"}, s_chunk()).exit_code, 2);
