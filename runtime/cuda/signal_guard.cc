@@ -91,18 +91,24 @@ Keeper& keeper() {
 }
 
 nvrtcResult guarded_compile(nvrtcProgram program, int count, const char* const* options) {
+  return compile_keeping_signal_handlers(g_real.load(std::memory_order_acquire), program, count,
+                                         options);
+}
+
+}  // namespace
+
+nvrtcResult compile_keeping_signal_handlers(CompileProgramFn real, nvrtcProgram program, int count,
+                                            const char* const* options) {
   sigset_t block, old;
   sigemptyset(&block);
   for (int number : kSignals) sigaddset(&block, number);
   pthread_sigmask(SIG_BLOCK, &block, &old);
   keeper().enter();
-  const nvrtcResult result = g_real.load(std::memory_order_acquire)(program, count, options);
+  const nvrtcResult result = real(program, count, options);
   keeper().leave();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);  // a pending signal is delivered here
   return result;
 }
-
-}  // namespace
 
 CompileProgramFn keep_signal_handlers(CompileProgramFn real) {
   g_real.store(real, std::memory_order_release);

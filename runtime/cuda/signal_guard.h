@@ -22,7 +22,12 @@ using CompileProgramFn = decltype(&::nvrtcCompileProgram);
 //   to another thread runs the program's handler. Only one that arrives within that window after
 //   NVRTC's install, on a thread that is not compiling, can still reach NVRTC's handler;
 // * when the last compile returns, the dispositions saved before the first are restored.
+// (nvrtc.cc wraps the process's one NVRTC this way, once.)
 CompileProgramFn keep_signal_handlers(CompileProgramFn real);
+
+// The same for one call of `real` (what the function keep_signal_handlers returns does).
+nvrtcResult compile_keeping_signal_handlers(CompileProgramFn real, nvrtcProgram program, int count,
+                                            const char* const* options);
 
 inline constexpr std::chrono::microseconds kSignalWatchPeriod{500};
 

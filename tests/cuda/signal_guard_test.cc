@@ -65,10 +65,10 @@ class SignalGuard : public ::testing::Test {
 };
 
 TEST_F(SignalGuard, ASignalToTheProcessDuringACompileRunsTheProgramsHandler) {
-  const CompileProgramFn guarded = keep_signal_handlers(fake_compile);
   for (int number : {SIGINT, SIGTERM}) {
     g_program_hits = 0;
-    std::thread compiling([&] { guarded(nullptr, 300, nullptr); });
+    std::thread compiling(
+        [&] { compile_keeping_signal_handlers(fake_compile, nullptr, 300, nullptr); });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_TRUE(program_handler_installed(number));  // put back within the watch period
     // This thread does not block it: the process-directed signal comes here.
@@ -81,11 +81,10 @@ TEST_F(SignalGuard, ASignalToTheProcessDuringACompileRunsTheProgramsHandler) {
 }
 
 TEST_F(SignalGuard, ASignalToTheCompilingThreadIsDeliveredAfterTheCall) {
-  const CompileProgramFn guarded = keep_signal_handlers(fake_compile);
   std::atomic<bool> started{false};
   std::thread compiling([&] {
     started = true;
-    guarded(nullptr, 200, nullptr);
+    compile_keeping_signal_handlers(fake_compile, nullptr, 200, nullptr);
   });
   while (!started) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -100,13 +99,12 @@ TEST_F(SignalGuard, ASignalToTheCompilingThreadIsDeliveredAfterTheCall) {
 // reaches the program's handler once its thread's call returns, and when the last returns the
 // program's handlers are in place.
 TEST_F(SignalGuard, OverlappingCompilesOnManyThreadsLeaveTheProgramsHandlers) {
-  const CompileProgramFn guarded = keep_signal_handlers(fake_compile);
   std::vector<std::thread> threads;
   const auto start = std::chrono::steady_clock::now();
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
       std::this_thread::sleep_until(start + std::chrono::milliseconds(15 * t));
-      guarded(nullptr, 150, nullptr);
+      compile_keeping_signal_handlers(fake_compile, nullptr, 150, nullptr);
     });
   for (int t = 0; t < 8; ++t) {
     std::this_thread::sleep_until(start + std::chrono::milliseconds(15 * t + 75));
