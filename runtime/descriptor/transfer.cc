@@ -215,6 +215,10 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
 
 Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   if (json_text.size() > kMaxSpecBytes) return too_long("spec JSON", json_text.size());
+  // nlohmann's parser ends the text at a NUL byte: what followed it was silently dropped.
+  if (const size_t nul = json_text.find('\0'); nul != std::string_view::npos)
+    return Error(ErrorCode::kParse,
+                 "spec JSON has a NUL byte at offset " + std::to_string(nul) + "; it is not text");
   if (Status depth = check_json_depth(json_text, "spec JSON"); !depth.ok())
     return std::move(depth).error();
   nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);

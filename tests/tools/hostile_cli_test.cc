@@ -169,6 +169,20 @@ TEST(HostileCli, ASourceWithANulByteIsRefused) {
       << result.out;
 }
 
+// A spec file with a NUL byte after a valid spec: the JSON parser stopped at the NUL and the
+// spec passed, whatever followed.
+TEST(HostileCli, ASpecWithANulByteIsRefused) {
+  TempDir dir;
+  std::string spec = read_file(kLoad);
+  spec.insert(spec.rfind('}') + 1, std::string(1, '\0') + " garbage {{{");
+  const fs::path path = dir.path() / "nul.json";
+  write_file(path, spec);
+  const CliResult result = run_cli_argv({"check", "--spec", path.string(), "--json"});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_NE(message_of(json_of(result)).find("NUL byte at offset"), std::string::npos)
+      << result.out;
+}
+
 TEST(HostileCli, CtaGroupOutOfRangeIsRefusedNamingTheKey) {
   TempDir dir;
   for (const std::string value : {"4294967298", "-4294967295", "3", "0", "1.0", "\"2\""}) {
