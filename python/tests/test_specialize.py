@@ -146,14 +146,32 @@ def test_compile_kernel_report_says_where_the_kernel_came_from():
     assert hit.report.key == report.key and hit.cubin == first.cubin
     assert first.report.cache == "miss", "each call's object keeps its own report"
 
-    # Another form for the same tile, as many registers per thread: the front end is reused.
+    # Another form for the same tile: a compile of its own. The kernel includes nothing before
+    # the transfers, so there were no headers to precompile, and the report says so.
     narrow = tmemjit.select("st", "warpgroup", *tile, register_budget=32).spec
-    assert tmemjit.check(narrow).regs_per_thread == plan.regs_per_thread
     assert narrow.op != widest.op and ".x32." in narrow.op
     fresh = tmemjit.compile_kernel(source, "report_probe", {"acc_store": narrow}).report
-    assert fresh.cache == "miss" and fresh.front_end == "memory" and fresh.front_end_ms == 0
+    assert fresh.cache == "miss" and fresh.front_end == "miss"
+    assert fresh.headers == "none: no header before the transfers"
     assert fresh.key != report.key
+    assert fresh.code.local_bytes == 0 and fresh.code.instructions > 0
     assert "miss" in repr(fresh) and "warnings" in repr(fresh)
+
+    # With a header before the transfers, a new layout reuses its parse, and options reach their
+    # compiler.
+    with_header = "#include <cuda_bf16.h>\n" + source.replace("report_probe", "report_probe_h")
+    options = dict(nvrtc_options=["-std=c++20", "--device-int128"],
+                   ptx_options=["-maxrregcount=128"])
+    created = tmemjit.compile_kernel(with_header, "report_probe_h", {"acc_store": widest},
+                                     **options).report
+    reused = tmemjit.compile_kernel(with_header, "report_probe_h", {"acc_store": narrow},
+                                    **options).report
+    assert created.headers == "created" and created.include_files > 0
+    assert reused.headers == "reused" and reused.front_end == "memory"
+    with pytest.raises(tmemjit.Error) as refused:
+        tmemjit.compile_kernel(with_header, "report_probe_h", {"acc_store": narrow},
+                               ptx_options=["--no-such-option"])
+    assert refused.value.code == "usage" and "--no-such-option" in refused.value.message
 
 
 @needs_specialize
