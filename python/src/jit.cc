@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "tmem/compile.h"
 #include "tmem/kernel.h"
 #include "tmem/kernel_kind.h"
+#include "tmem/text.h"
 
 namespace tmemjit_py {
 
@@ -112,16 +114,33 @@ void bind_report(nb::module_& m) {
 
 // ---- Kernel.launch: Python values as the kernel's parameters ----------------------------------
 
+// A Python int as T; Error "usage" naming `what` and the value where it does not fit (nb::cast
+// threw std::bad_cast, a RuntimeError, issue 30).
+template <class T>
+T int_that_fits(nb::handle value, const std::string& what, const std::string& range = {}) {
+  T out{};
+  if (!nb::try_cast<T>(value, out))
+    raise(tmem::ErrorCode::kUsage,
+          what + " " + tmem::quote_excerpt(nb::str(value).c_str()) + " is out of range (" +
+              (range.empty() ? std::to_string(std::numeric_limits<T>::min()) + " to " +
+                                   std::to_string(std::numeric_limits<T>::max())
+                             : range) +
+              ")");
+  return out;
+}
+
 // A grid or block: an int or a tuple of one to three ints, each at least 1.
 tmem::Dim3 to_dim3(nb::handle value, const char* what) {
   std::vector<long long> extents;
   if (nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::bool_>(value)) {
-    extents.push_back(nb::cast<long long>(value));
+    extents.push_back(
+        int_that_fits<long long>(value, std::string(what) + " extent", "1 to 2147483647"));
   } else if (nb::isinstance<nb::tuple>(value) || nb::isinstance<nb::list>(value)) {
     for (nb::handle item : value) {
       if (!nb::isinstance<nb::int_>(item) || nb::isinstance<nb::bool_>(item))
         throw nb::type_error((std::string(what) + " must be an int or a tuple of ints").c_str());
-      extents.push_back(nb::cast<long long>(item));
+      extents.push_back(
+          int_that_fits<long long>(item, std::string(what) + " extent", "1 to 2147483647"));
     }
   } else {
     throw nb::type_error((std::string(what) + " must be an int or a tuple of ints, not " +
@@ -150,7 +169,7 @@ std::string argument_bytes(nb::handle value, size_t index) {
   const std::string where = "argument " + std::to_string(index);
   if (nb::hasattr(value, "__cuda_array_interface__")) {
     nb::object data = nb::getattr(value, "__cuda_array_interface__")["data"];
-    const auto address = nb::cast<unsigned long long>(data[0]);
+    const auto address = int_that_fits<unsigned long long>(data[0], where + "'s address");
     return std::string(reinterpret_cast<const char*>(&address), sizeof address);
   }
   // Exact types only: numpy.float64 subclasses float and is a typed value (8 bytes).
@@ -197,7 +216,7 @@ void* to_stream(nb::handle stream) {
                                       "__cuda_stream__, not ") +
                           nb::type_name(stream.type()).c_str())
                              .c_str());
-  return reinterpret_cast<void*>(nb::cast<uintptr_t>(nb::int_(handle)));
+  return reinterpret_cast<void*>(int_that_fits<uintptr_t>(nb::int_(handle), "stream handle"));
 }
 
 void bind_kernel(nb::module_& m) {

@@ -1,6 +1,7 @@
-"""Hostile input through the Python API (issue 30 item 9): text that is not UTF-8 in what the
+"""Hostile input through the Python API (issue 30 items 9, 12): text that is not UTF-8 in what the
 library reports reaches Python as tmemjit.Error with its bytes written \\xNN, not as a RuntimeError
-from the str conversion."""
+from the str conversion; launch values out of their C type's range are usage errors, not
+RuntimeError("std::bad_cast")."""
 import pathlib
 
 import pytest
@@ -31,3 +32,27 @@ def test_a_compiler_log_quoting_latin1_is_a_tmemjit_error(tmp_path):
     assert error.code == "toolchain", error.message
     assert "caf\\xE9" in error.message + error.details
     assert "caf\\xE9" in str(error)
+
+
+class _HugeDeviceArray:
+    __cuda_array_interface__ = {"data": (2**70, False), "shape": (1,), "typestr": "<f4",
+                                "version": 3}
+
+
+@pytest.mark.parametrize("call", [
+    lambda k: k.launch(2**64, 128),
+    lambda k: k.launch(-2**70, 128),
+    lambda k: k.launch((1, 2**65), 128),
+    lambda k: k.launch(1, (128, 2**64)),
+    lambda k: k.launch(1, 128, (_HugeDeviceArray(),)),
+    lambda k: k.launch(1, 128, (), stream=2**80),
+    lambda k: k.launch(1, 128, (), stream=-1),
+], ids=["grid", "negative-grid", "grid-tuple", "block-tuple", "address", "stream", "negative-stream"])
+def test_out_of_range_launch_values_are_usage_errors(call):
+    # nb::cast raised RuntimeError("std::bad_cast"); the value is checked before any device is used.
+    kernel = tmemjit.compile_transfer(
+        tmemjit.TransferSpec.from_json((EXAMPLE / "layouts" / "d_x32_ld.json").read_text()))
+    with pytest.raises(tmemjit.Error) as raised:
+        call(kernel)
+    assert raised.value.code == "usage"
+    assert "out of range" in raised.value.message
