@@ -232,11 +232,9 @@ class Interpreter {
     if (state == kUndefined)
       fail(instr, thread / 32, thread, "reads " + reg.name() + ", which no instruction has written",
            "");
-    if (state >= 0)
-      fail(instr, thread / 32, thread,
-           "uses " + reg.name() + ", a destination of the tcgen05.ld at " + where(state) +
-               ", before tcgen05.wait::ld",
-           "R31, PTX ISA §9.7.16.8.5");
+    // A destination of a tcgen05.ld in flight (state >= 0) may be read: the hardware honours a
+    // true register dependency without tcgen05.wait::ld (docs/tcgen05-rules.md §Sync). Writing
+    // it, or overwriting the cells it came from, needs the wait (write_reg, R31).
     return values_[static_cast<size_t>(reg.cls)][s];
   }
   void write_reg(int thread, const Reg& reg, std::uint64_t value, int instr,

@@ -19,6 +19,7 @@
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
 #include "runtime/compile/sass.h"
+#include "runtime/cache/module_cache.h"
 #include "runtime/jit/kernel_context.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
@@ -683,6 +684,41 @@ TEST_F(CompileKernel, RuleErrorsNameTheTransfer) {
   ASSERT_FALSE(kernel.ok());
   EXPECT_EQ(kernel.error().code(), check(transfers[1].spec).error().code());
   EXPECT_EQ(kernel.error().message().rfind("transfer 'acc_ld': ", 0), 0u);
+}
+
+// Entry metadata is typed JSON: one that does not parse (a damaged or foreign entry under the
+// right key) is a clear kIo error naming what is wrong, never an exception or a crash. (Free
+// text parsed with std::stoi once aborted a C++ program here.)
+TEST_F(CompileKernel, MetadataThatDoesNotParseIsAClearError) {
+  KernelSource source;
+  source.language = Language::kPtx;
+  source.text = testing::user_ptx_kernel();
+  source.entry = "user";
+  source.path = "kernel.ptx";
+  std::vector<NamedTransfer> transfers = {
+      transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld")};
+  transfers[0].options.language = Language::kPtx;
+  auto context = kernel_context(source, {});
+  ASSERT_TRUE(context.ok());
+  const Key128 key = kernel_key(source, transfers, *context, Key128{});
+  for (const char* meta : {"entry=user\nlog:\n", "{\"format\": 1, \"kind\": \"kernel\"}",
+                           "{\"format\": 99}", "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]"}) {
+    SCOPED_TRACE(meta);
+    ASSERT_TRUE(clear_cache(true).ok());
+    auto stored = module_cache().get_or_compile(key, [&]() -> Result<Payload> {
+      Payload payload;
+      payload.blob = {'x'};
+      payload.meta = meta;
+      return payload;
+    });
+    ASSERT_TRUE(stored.ok());
+    auto kernel = compile_kernel(source, transfers);
+    ASSERT_FALSE(kernel.ok());
+    EXPECT_EQ(kernel.error().code(), ErrorCode::kIo) << kernel.error().full_text();
+    EXPECT_NE(kernel.error().message().find("cache entry metadata is damaged"), std::string::npos)
+        << kernel.error().message();
+  }
+  ASSERT_TRUE(clear_cache(true).ok());
 }
 
 TEST_F(CompileKernel, PtxSourceCallsTheGeneratedFuncs) {
