@@ -1,5 +1,5 @@
 // What the compiler made of a kernel, read from its cubin: registers, local memory, instruction
-// count and, where a disassembler exists, the TMEM loads and stores (CompileReport::code).
+// count and the TMEM loads and stores (CompileReport::code).
 #pragma once
 
 #include <span>
@@ -25,31 +25,42 @@ struct CodeStats {
   // alignment padding after the final EXIT, not work.
   int instructions = 0;
   // LDTM and STTM in their SASS: one per tcgen05.ld / tcgen05.st issued (two for 16x32bx2, one per
-  // half). -1 when no disassembler ran; `disassembler` says why.
+  // half; tcgen05.ld.red is an LDTM too). -1 when not counted; `disassembler` says why.
   int ldtm = -1;
   int sttm = -1;
-  // The tool that counted LDTM/STTM (its path), or why none did ("no SASS disassembler found:
-  // looked at ...", "not asked", or the disassembler's failure).
+  // How LDTM/STTM were counted: "sass encoding (sm_100 family)" (from the opcodes), "none on
+  // sm_90: tcgen05 exists only on ..." (0 by nature), the path of the disassembler that listed
+  // them, or why they were not counted ("not asked", an arch whose encoding is not known here,
+  // "no SASS disassembler found: ...", the disassembler's failure).
   std::string disassembler;
 
   friend bool operator==(const CodeStats&, const CodeStats&) = default;
 };
 
-// Whether code_stats runs a disassembler for the LDTM/STTM counts: a subprocess of tens of
-// milliseconds, where the ELF figures cost microseconds.
-enum class Disassembly { kIfFound, kSkip };
+// How code_stats counts LDTM and STTM.
+//  kEncoding  From the opcode field of each instruction (microseconds, no subprocess): for cubins
+//             of sm_100, sm_101, sm_103 and sm_110, whose encoding the tests check against
+//             nvdisasm for every tcgen05.ld/st form. Arches without tcgen05 (below sm_100;
+//             sm_120, sm_121) count 0 and 0 without reading the code: no TMEM instruction exists
+//             there (PTX ISA §9.7.16: tcgen05 needs sm_100a/f, sm_101a, sm_103a/f or sm_110a/f).
+//             Any other arch counts -1, naming the arch: kTool reads it.
+//  kTool      From the disassembly by nvdisasm (or cuobjdump) of the whole cubin: a subprocess of
+//             about 0.4 s of CPU; -1 without a disassembler.
+//  kSkip      Not counted: -1 and -1, "not asked".
+enum class Disassembly { kEncoding, kTool, kSkip };
 
 // The figures of `entry` (its name in the cubin: the lowered name for C++) in `cubin`, a CUDA ELF
 // of sm_70 or later (the NOP encoding it recognizes). The ELF is checked before it is read: a
-// wrong magic, class or machine, a truncated image, a header or section outside the image, or a
-// malformed .nv.info record is a kUsage error naming what is wrong, and an `entry` that is not a
-// kernel of the cubin is a kUsage error naming the kernels it holds. A disassembler that fails is
-// no error: ldtm and sttm stay -1 and `disassembler` holds its message.
+// wrong magic, class or machine, a truncated image, a header or section outside the image, a code
+// section that is not whole 16-byte instructions, or a malformed .nv.info record is a kUsage
+// error naming what is wrong, and an `entry` that is not a kernel of the cubin is a kUsage error
+// naming the kernels it holds. An arch whose LDTM/STTM encoding is not known, and a disassembler
+// that is missing or fails, are no error: ldtm and sttm stay -1 and `disassembler` says why.
 Result<CodeStats> code_stats(std::span<const char> cubin, std::string_view entry,
-                             Disassembly disassembly = Disassembly::kIfFound);
+                             Disassembly disassembly = Disassembly::kEncoding);
 
 // One line for logs and reports: "registers=40 local_bytes=0 instructions=212 ldtm=2 sttm=2"
-// ("ldtm=? sttm=? (no SASS disassembler found: ...)" without a disassembler).
+// ("ldtm=? sttm=? (not asked)" where they were not counted).
 std::string to_string(const CodeStats& stats);
 
 }  // namespace tmem

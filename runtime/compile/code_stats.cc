@@ -1,5 +1,6 @@
 // code_stats: registers, local memory and instructions from a cubin's ELF (section headers, symbol
-// table, .nv.info attributes, .nv.callgraph), LDTM/STTM from its disassembly.
+// table, .nv.info attributes, .nv.callgraph), LDTM/STTM from the instruction encoding of its code
+// or from its disassembly.
 #include "tmem/code_stats.h"
 
 #include <elf.h>
@@ -31,10 +32,26 @@ constexpr std::uint8_t kAttrFrameSize = 0x11;     // EIATTR_FRAME_SIZE: the func
 constexpr std::uint8_t kAttrMinStackSize = 0x12;  // EIATTR_MIN_STACK_SIZE: with its callees
 constexpr std::uint8_t kAttrMaxStackSize = 0x23;  // EIATTR_MAX_STACK_SIZE: likewise
 constexpr std::uint8_t kAttrRegcount = 0x2f;      // EIATTR_REGCOUNT
-// sm_70 and later: 16-byte instructions whose bits 0..11 are the opcode; NOP is 0x918.
+// sm_70 and later: 16-byte instructions whose bits 0..11 are the opcode (bits 12..15 are the guard
+// predicate, the rest operands and modifiers); NOP is 0x918.
 constexpr std::uint64_t kInstructionBytes = 16;
 constexpr std::uint64_t kOpcodeMask = 0xfff;
 constexpr std::uint64_t kNopOpcode = 0x918;
+// sm_100, sm_101, sm_103 and sm_110: the opcodes of STTM (tcgen05.st), LDTM (tcgen05.ld) and
+// LDTM.STAT (tcgen05.ld.red; not on sm_100). Bits 0..8 name the operation (0x1ed STTM, 0x1ee LDTM),
+// bits 9..11 its operand form (0b100; 0b010 for LDTM.STAT and its extra destination, redval).
+// Read off nvdisasm 13.0 -b on these four arches: of the 4096 opcodes under the operand bits of
+// real STTM, LDTM and LDTM.STAT instructions (and of neighbours a few flipped bits away) only these
+// three decode as STTM or LDTM, and they decode as nothing else; on sm_90 and sm_120 they are
+// illegal. code_stats_test compares the counts with nvdisasm's for every tcgen05.ld/st form.
+constexpr std::uint64_t kSttmOpcode = 0x9ed;
+constexpr std::uint64_t kLdtmOpcode = 0x9ee;
+constexpr std::uint64_t kLdtmStatOpcode = 0x5ee;
+// The e_flags layout of the CUDA ELF ABI (EI_ABIVERSION), as LLVM's BinaryFormat/ELF.h reads it:
+// V1 keeps the SM version in bits 0..7 (EF_CUDA_SM), V2 (CUDA 12.8 and later) in bits 8..15
+// (EF_CUDA_SM_MASK, EF_CUDA_SM_OFFSET).
+constexpr std::uint8_t kAbiVersionCudaV1 = 7;
+constexpr std::uint8_t kAbiVersionCudaV2 = 8;
 // Kernels named in the message of a missing entry.
 constexpr size_t kNamesShown = 16;
 
@@ -98,6 +115,8 @@ struct FunctionInfo {
 };
 
 struct Cubin {
+  std::optional<int> sm;  // the SM version of e_flags (100 for sm_100a); nullopt: an unknown ABI
+  std::uint8_t abi_version = 0;  // EI_ABIVERSION
   std::vector<Section> sections;
   std::vector<Symbol> symbols;
   std::map<std::uint32_t, FunctionInfo> info;              // by symbol index
@@ -245,11 +264,23 @@ Status read_calls(const Image& image, Cubin& cubin) {
   return std::monostate{};
 }
 
+// The SM version that e_flags names, by the layout of the header's ABI version.
+std::optional<int> sm_version(const Elf64_Ehdr& header) {
+  const std::uint8_t abi = header.e_ident[EI_ABIVERSION];
+  if (abi == kAbiVersionCudaV1) return static_cast<int>(header.e_flags & 0xff);
+  if (abi == kAbiVersionCudaV2) return static_cast<int>((header.e_flags >> 8) & 0xff);
+  return std::nullopt;
+}
+
 Result<Cubin> read_cubin(const Image& image) {
   Cubin cubin;
   auto sections = read_sections(image);
   if (!sections) return std::move(sections).error();
   cubin.sections = std::move(*sections);
+  Elf64_Ehdr header;
+  (void)image.load(0, header);  // checked by read_sections
+  cubin.sm = sm_version(header);
+  cubin.abi_version = header.e_ident[EI_ABIVERSION];
   auto symbols = read_symbols(image, cubin.sections);
   if (!symbols) return std::move(symbols).error();
   cubin.symbols = std::move(*symbols);
@@ -333,8 +364,19 @@ Result<int> as_int(std::uint64_t value, const std::string& what) {
   return static_cast<int>(value);
 }
 
+// Whether the SASS of an SM version has LDTM/STTM, and which encoding.
+enum class TmemCode { kEncodingKnown, kNone, kUnknown };
+
+TmemCode tmem_code(std::optional<int> sm) {
+  if (!sm) return TmemCode::kUnknown;
+  if (*sm == 100 || *sm == 101 || *sm == 103 || *sm == 110) return TmemCode::kEncodingKnown;
+  // tcgen05 needs sm_100a/f, sm_101a, sm_103a/f or sm_110a/f (PTX ISA §9.7.16); sm_12x has no TMEM.
+  if (*sm < 100 || *sm == 120 || *sm == 121) return TmemCode::kNone;
+  return TmemCode::kUnknown;
+}
+
 // LDTM and STTM of `functions` (names of their .text sections) in the disassembly.
-void count_tmem_instructions(std::span<const char> cubin, const std::vector<std::string>& functions,
+void count_with_disassembler(std::span<const char> cubin, const std::vector<std::string>& functions,
                              CodeStats& stats) {
   const auto tool = sass::find_disassembler();
   if (!tool) {
@@ -375,6 +417,8 @@ Result<CodeStats> code_stats(std::span<const char> cubin_bytes, std::string_view
 
   std::uint64_t registers = 0;
   std::uint64_t instructions = 0;
+  std::uint64_t ldtm = 0;  // by opcode, meaningful for TmemCode::kEncodingKnown only
+  std::uint64_t sttm = 0;
   std::set<std::uint16_t> counted;  // text sections, once each (symbols may share one)
   std::vector<std::string> listed;  // their names as the disassembler prints them
   for (std::uint32_t f : reachable(*cubin, *entry_symbol)) {
@@ -397,10 +441,15 @@ Result<CodeStats> code_stats(std::span<const char> cubin_bytes, std::string_view
     else if (f == *entry_symbol)
       registers = std::max<std::uint64_t>(registers, text.header.sh_info >> 24);  // older ABIs
     if (!counted.insert(index).second) continue;
-    for (std::uint64_t at = 0; at < text.header.sh_size; at += kInstructionBytes) {
-      std::uint64_t low = 0;
+    // Whole instructions only (the size is checked above; a partial one is never read).
+    for (std::uint64_t at = 0; text.header.sh_size - at >= kInstructionBytes;
+         at += kInstructionBytes) {
+      std::uint64_t low = 0;  // the first 64-bit word: opcode, guard, operands
       (void)image.load(text.header.sh_offset + at, low);
-      if ((low & kOpcodeMask) != kNopOpcode) ++instructions;
+      const std::uint64_t opcode = low & kOpcodeMask;
+      if (opcode != kNopOpcode) ++instructions;
+      if (opcode == kLdtmOpcode || opcode == kLdtmStatOpcode) ++ldtm;
+      if (opcode == kSttmOpcode) ++sttm;
     }
     listed.push_back(text.name.rfind(".text.", 0) == 0 ? text.name.substr(6) : symbol.name);
   }
@@ -415,10 +464,37 @@ Result<CodeStats> code_stats(std::span<const char> cubin_bytes, std::string_view
   auto as_instructions = as_int(instructions, "an instruction count");
   if (!as_instructions) return std::move(as_instructions).error();
   stats.instructions = *as_instructions;
-  if (disassembly == Disassembly::kSkip)
-    stats.disassembler = "not asked";
-  else
-    count_tmem_instructions(cubin_bytes, listed, stats);
+  switch (disassembly) {
+    case Disassembly::kSkip:
+      stats.disassembler = "not asked";
+      break;
+    case Disassembly::kTool:
+      count_with_disassembler(cubin_bytes, listed, stats);
+      break;
+    case Disassembly::kEncoding:
+      switch (tmem_code(cubin->sm)) {
+        case TmemCode::kEncodingKnown:
+          // Not above `instructions`, which passed as_int.
+          stats.ldtm = static_cast<int>(ldtm);
+          stats.sttm = static_cast<int>(sttm);
+          stats.disassembler = "sass encoding (sm_100 family)";
+          break;
+        case TmemCode::kNone:
+          stats.ldtm = 0;
+          stats.sttm = 0;
+          stats.disassembler = "none on sm_" + std::to_string(*cubin->sm) +
+                               ": tcgen05 exists only on sm_100, sm_101, sm_103 and sm_110";
+          break;
+        case TmemCode::kUnknown:
+          stats.disassembler =
+              (cubin->sm
+                   ? "the LDTM/STTM encoding of sm_" + std::to_string(*cubin->sm)
+                   : "the SM version of ELF ABI version " + std::to_string(cubin->abi_version)) +
+              " is not known here; Disassembly::kTool reads the code";
+          break;
+      }
+      break;
+  }
   return stats;
 }
 

@@ -1,7 +1,9 @@
 // libFuzzer target: tmem::code_stats on arbitrary bytes as a cubin (seeds: real cubins, from
 // tests/fuzz/corpus/code_stats). Every input is answered with figures in range or a kUsage Error
 // with a message, twice the same; ASan and UBSan check that nothing outside the input is read.
-// The disassembler is not run (a subprocess per input); the ELF reader is what is fuzzed.
+// LDTM/STTM are counted from the encoding (Disassembly::kEncoding, the default, which never starts
+// a subprocess), so the opcode scan and the e_flags reading are fuzzed with the ELF reader; the
+// disassembler is not run (a subprocess per input).
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,7 +22,7 @@ constexpr const char* kEntries[] = {"local_array", "tmem_roundtrip", "caller",
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const char> cubin(reinterpret_cast<const char*>(data), size);
   for (const char* entry : kEntries) {
-    auto stats = tmem::code_stats(cubin, entry, tmem::Disassembly::kSkip);
+    auto stats = tmem::code_stats(cubin, entry);
     if (!stats) {
       FUZZ_CHECK(tmemjit_fuzz::is_user_error(stats.error(), {tmem::ErrorCode::kUsage}),
                  tmemjit_fuzz::describe(stats.error()));
@@ -28,10 +30,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     FUZZ_CHECK(stats->registers >= 0 && stats->local_bytes >= 0 && stats->instructions >= 0,
                tmem::to_string(*stats));
-    FUZZ_CHECK(stats->ldtm == -1 && stats->sttm == -1 && stats->disassembler == "not asked",
+    // Counted (each a non-NOP instruction) or not, and then why: both or neither.
+    const bool counted = stats->ldtm >= 0 && stats->sttm >= 0;
+    FUZZ_CHECK(counted ? stats->ldtm + std::int64_t{stats->sttm} <= stats->instructions
+                       : stats->ldtm == -1 && stats->sttm == -1,
                tmem::to_string(*stats));
-    auto again = tmem::code_stats(cubin, entry, tmem::Disassembly::kSkip);
+    FUZZ_CHECK(!stats->disassembler.empty(), tmem::to_string(*stats));
+    auto again = tmem::code_stats(cubin, entry);
     FUZZ_CHECK(again && *again == *stats, tmem::to_string(*stats));
+    // Skipping the count changes nothing else.
+    auto skipped = tmem::code_stats(cubin, entry, tmem::Disassembly::kSkip);
+    FUZZ_CHECK(skipped && skipped->ldtm == -1 && skipped->sttm == -1 &&
+                   skipped->disassembler == "not asked" && skipped->registers == stats->registers &&
+                   skipped->local_bytes == stats->local_bytes &&
+                   skipped->instructions == stats->instructions,
+               tmem::to_string(*stats));
   }
   return 0;
 }
