@@ -1,11 +1,14 @@
 // Cost of the include closure (runtime/compile/include_closure.h) of a CuTe kernel, whose
-// `#include <cute/tensor.hpp>` reaches several hundred headers: a validated memory hit (a stat per
-// file and per searched directory) against bare stats of the same files, a new source over
-// remembered headers, and a cold scan (DESIGN.md §6: baselines measured in the same run). CuTe's
+// `#include <cute/tensor.hpp>` reaches several hundred headers: a memory hit vouched for by inotify
+// (no stat), the same hit validated by the stat path (a stat per file and per searched directory,
+// as with TMEMJIT_INCLUDE_WATCH=0), bare stats of the same files, a new source over remembered
+// headers, and a cold scan (DESIGN.md §6: baselines measured in the same run). CuTe's
 // headers: $TMEMJIT_CUTE_INCLUDE, else the directory cmake/TmemjitCute.cmake found; without them
 // every row is skipped.
 #include <benchmark/benchmark.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -60,22 +63,74 @@ void report(benchmark::State& state, const tmem::IncludeClosure& closure) {
   state.counters["unresolved"] = static_cast<double>(closure.unresolved.size());
 }
 
-// The hit compile_kernel pays on every call: the remembered closure, every signature checked.
+// The hit compile_kernel pays on every call: the process's cache, its watches vouching for the
+// remembered closure (one read(2) of the inotify descriptor, no stat).
 void BM_ClosureHit(benchmark::State& state) {
   if (cute_include().empty()) return state.SkipWithError(kNoCute);
   const tmem::ClosureQuery query = cute_query(kSource);
-  auto first = tmem::include_closure_cache().closure(query);
+  tmem::IncludeClosureCache& cache = tmem::include_closure_cache();
+  auto first = cache.closure(query);
   if (!first.ok()) return state.SkipWithError(first.error().message().c_str());
-  const auto hits = tmem::include_closure_cache().counters().hits;
-  for (auto _ : state) benchmark::DoNotOptimize(tmem::include_closure_cache().closure(query));
+  (void)cache.closure(query);  // sets the watches and validates by stat once
+  const auto before = cache.counters();
+  for (auto _ : state) benchmark::DoNotOptimize(cache.closure(query));
   if (state.thread_index() == 0) report(state, **first);  // counters add up over threads
-  // Every lookup must have been a hit: no racy file, nothing changed during the run.
-  if (state.threads() == 1)
-    state.counters["scans_during_run"] =
-        static_cast<double>(static_cast<int64_t>(state.iterations()) -
-                            (tmem::include_closure_cache().counters().hits - hits));
+  // Every lookup must have been a hit answered from the watches: nothing changed during the run.
+  if (state.threads() == 1) {
+    const auto after = cache.counters();
+    state.counters["scans_during_run"] = static_cast<double>(after.scans - before.scans);
+    state.counters["stat_checked"] = static_cast<double>(
+        static_cast<int64_t>(state.iterations()) - (after.watched_hits - before.watched_hits));
+  }
 }
 BENCHMARK(BM_ClosureHit)->Unit(benchmark::kMicrosecond)->ThreadRange(1, 2);
+
+// The same hit by the stat path alone (ChangeWatch::kOff, what TMEMJIT_INCLUDE_WATCH=0 gives): the
+// remembered closure, every signature checked.
+void BM_ClosureHitStatPath(benchmark::State& state) {
+  if (cute_include().empty()) return state.SkipWithError(kNoCute);
+  const tmem::ClosureQuery query = cute_query(kSource);
+  static tmem::IncludeClosureCache cache(tmem::IncludeClosureCache::ChangeWatch::kOff);
+  auto first = cache.closure(query);
+  if (!first.ok()) return state.SkipWithError(first.error().message().c_str());
+  const auto hits = cache.counters().hits;
+  for (auto _ : state) benchmark::DoNotOptimize(cache.closure(query));
+  if (state.thread_index() == 0) report(state, **first);
+  // Every lookup must have been a hit: no racy file, nothing changed during the run.
+  if (state.threads() == 1)
+    state.counters["scans_during_run"] = static_cast<double>(
+        static_cast<int64_t>(state.iterations()) - (cache.counters().hits - hits));
+}
+BENCHMARK(BM_ClosureHitStatPath)->Unit(benchmark::kMicrosecond)->ThreadRange(1, 2);
+
+// A hit after an event on a directory the closure depends on that changed nothing it reads (a
+// chmod to the same mode of an include directory's parent): the watches set again and every
+// signature checked, what the first query after an unrelated change pays.
+void BM_ClosureHitAfterAnEvent(benchmark::State& state) {
+  if (cute_include().empty()) return state.SkipWithError(kNoCute);
+  std::string parent = "/tmp/tmemjit-closure-bench-XXXXXX";
+  if (::mkdtemp(parent.data()) == nullptr) return state.SkipWithError("mkdtemp failed");
+  const std::string dir = parent + "/inc";  // searched first, empty
+  ::mkdir(dir.c_str(), 0700);
+  tmem::ClosureQuery query = cute_query(kSource);
+  query.include_dirs.insert(query.include_dirs.begin(), dir);
+  tmem::IncludeClosureCache cache;
+  auto first = cache.closure(query);
+  if (!first.ok()) return state.SkipWithError(first.error().message().c_str());
+  (void)cache.closure(query);
+  const auto before = cache.counters();
+  for (auto _ : state) {
+    ::chmod(parent.c_str(), 0700);
+    benchmark::DoNotOptimize(cache.closure(query));
+  }
+  const auto after = cache.counters();
+  state.counters["scans_during_run"] = static_cast<double>(after.scans - before.scans);
+  state.counters["watched_hits"] = static_cast<double>(after.watched_hits - before.watched_hits);
+  report(state, **first);
+  ::rmdir(dir.c_str());
+  ::rmdir(parent.c_str());
+}
+BENCHMARK(BM_ClosureHitAfterAnEvent)->Unit(benchmark::kMicrosecond);
 
 // What a hit would cost statting each file by its whole path (a hit stats each relative to its
 // directory, opened once), without the searched directories.

@@ -3,15 +3,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
@@ -525,6 +530,8 @@ class Scanner {
     return out;
   }
   const std::map<std::string, Signature>& probes() const { return probes_; }
+  // Every candidate path a failed search tried: a file appearing at one changes the closure.
+  const std::set<std::string>& absent() const { return absent_; }
   // Whether a probe may change unseen by its signature: the next query scans again.
   bool racy() const {
     return std::any_of(probes_.begin(), probes_.end(),
@@ -788,6 +795,7 @@ class Scanner {
         // Not here: a file that appears later changes the directory it would appear in (or
         // the first missing directory on its path appears).
         note_probe(directory_of(path));
+        absent_.insert(path);
         continue;
       }
       probes_[path] = sig;
@@ -885,6 +893,7 @@ class Scanner {
   std::unordered_set<std::string> visited_;
   std::map<std::string, Key128> files_;
   std::map<std::string, Signature> probes_;  // path -> what stat said
+  std::set<std::string> absent_;
   std::set<std::string> missing_;
   std::set<std::string> unresolved_;
   std::vector<Pending> pending_;
@@ -945,11 +954,434 @@ Result<IncludeClosure> scan_include_closure(const ClosureQuery& query) {
   return scanner.closure();
 }
 
+// ---- change notification -----------------------------------------------------------------------
+
+namespace {
+
+// What a watch reports: a change to an entry's content, attributes or name, and the watched
+// inode's own removal or move. IN_Q_OVERFLOW, IN_IGNORED and IN_UNMOUNT come unasked.
+constexpr uint32_t kWatchMask = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM |
+                                IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr int kMaxLinks = 40;         // symbolic links followed in one path, the kernel's limit
+constexpr size_t kFirstSweep = 1024;  // watches held before unused ones are removed
+
+// One watched inode (a directory, or a file with other hard links) and the names in it that some
+// closure's paths go through.
+struct Watch {
+  std::atomic<uint64_t> generation{0};    // bumped by each event on a name that matters
+  std::unordered_set<std::string> names;  // under Watcher::mutex_
+  bool trusted = true;                    // on a file system whose changes this kernel sees
+};
+
+// A closure's watches as they stood when it was last known to hold: it still holds while none
+// has moved on.
+struct Snapshot {
+  std::vector<std::pair<std::shared_ptr<Watch>, uint64_t>> watches;
+  uint64_t epoch = 0;     // Watcher::epoch() then
+  bool relative = false;  // some path resolves from the current directory: chdir moves it
+  uint64_t cwd_device = 0, cwd_inode = 0;
+};
+
+// File systems whose files may change without this kernel's knowing (another machine, a user-space
+// server): their watches are not trusted (statfs(2) f_type).
+bool is_remote(uint32_t type) {
+  static constexpr uint32_t kRemote[] = {
+      0x6969,      // NFS
+      0x517B,      // SMB
+      0xFF534D42,  // CIFS
+      0xFE534D42,  // SMB2
+      0x73757245,  // Coda
+      0x5346414F,  // AFS
+      0x6B414653,  // kAFS
+      0x01021997,  // 9p
+      0x00C36400,  // Ceph
+      0x65735546,  // FUSE (sshfs, virtiofs, gcsfuse, ...)
+      0x0BD00BD0,  // Lustre
+      0x47504653,  // GPFS
+      0x01161970,  // GFS2
+      0x7461636F,  // OCFS2
+      0x19830326,  // BeeGFS
+      0x20030528,  // OrangeFS
+      0x564C,      // NCP
+  };
+  return std::find(std::begin(kRemote), std::end(kRemote), type) != std::end(kRemote);
+}
+
+// The process's inotify descriptor and what each of its watches is for. Events are drained under
+// mutex_ and applied before it is released, so a query that drains after another thread's drain
+// sees that thread's events applied.
+class Watcher {
+ public:
+  // Null where inotify is unavailable.
+  static Watcher* instance() {
+    static Watcher* const watcher = [] {
+      const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      if (fd < 0) return static_cast<Watcher*>(nullptr);
+      forking_ = new Watcher(fd);  // never deleted: queries may run during exit
+      // A child shares the descriptor's queue: reading it would steal the parent's events. The
+      // child makes its own at its next query; mutex_ is held across fork so it is sane there.
+      ::pthread_atfork([] { forking_->mutex_.lock(); }, [] { forking_->mutex_.unlock(); },
+                       [] {
+                         forking_->forked_ = true;
+                         forking_->mutex_.unlock();
+                       });
+      return forking_;
+    }();
+    return watcher;
+  }
+
+  uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
+
+  // Applies every queued event: one read(2) returning EAGAIN when nothing changed.
+  void drain() {
+    std::lock_guard lock(mutex_);
+    if (!ready()) return;
+    alignas(inotify_event) char buffer[16384];
+    for (;;) {
+      const ssize_t got = ::read(fd_, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == EAGAIN) return;
+      if (got <= 0) {  // never expected: trust no watch from now on
+        broken_.store(true, std::memory_order_release);
+        epoch_.fetch_add(1, std::memory_order_acq_rel);
+        return;
+      }
+      for (ssize_t at = 0; at < got;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        apply(*event);
+      }
+    }
+  }
+
+  // Whether no watch of `snapshot` saw an event since it was taken. Call after drain().
+  bool holds(const Snapshot& snapshot) const {
+    if (broken_.load(std::memory_order_acquire) || snapshot.epoch != epoch()) return false;
+    for (const auto& [watch, generation] : snapshot.watches)
+      if (watch->generation.load(std::memory_order_acquire) != generation) return false;
+    if (snapshot.relative) {
+      struct stat st;
+      if (::stat(".", &st) != 0 || st.st_dev != snapshot.cwd_device ||
+          st.st_ino != snapshot.cwd_inode)
+        return false;
+    }
+    return true;
+  }
+
+  // Watches `path` (a directory, or with `directory` false a file) for events on `name` in it
+  // ("": the inode itself). `watch` is this walk's watch of `path`: when null, the watch is added
+  // and its generation returned through `added`. False when it cannot be watched or trusted.
+  bool watch(const std::string& path, const std::string& name, bool directory,
+             std::shared_ptr<Watch>& watch, std::optional<uint64_t>& added) {
+    std::lock_guard lock(mutex_);
+    if (!ready()) return false;
+    if (watch == nullptr) {
+      if (by_wd_.size() >= sweep_at_) sweep();
+      const char* at = path.empty() ? "." : path.c_str();
+      const int wd = ::inotify_add_watch(fd_, at, kWatchMask | (directory ? IN_ONLYDIR : 0));
+      if (wd < 0) return false;
+      std::shared_ptr<Watch>& slot = by_wd_[wd];
+      if (slot == nullptr) {
+        slot = std::make_shared<Watch>();
+        struct statfs fs;
+        slot->trusted = ::statfs(at, &fs) == 0 && !is_remote(static_cast<uint32_t>(fs.f_type));
+      }
+      watch = slot;
+      added = slot->generation.load(std::memory_order_acquire);
+    }
+    if (!watch->trusted) return false;
+    watch->names.insert(name);
+    return true;
+  }
+
+ private:
+  explicit Watcher(int fd) : fd_(fd) {}
+
+  // Under mutex_: whether fd_ may be used, after making a forked child its own.
+  bool ready() {
+    if (forked_) {
+      forked_ = false;
+      ::close(fd_);  // the parent's stays open in the parent
+      fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      for (auto& [wd, watch] : by_wd_) watch->generation.fetch_add(1, std::memory_order_acq_rel);
+      by_wd_.clear();
+      epoch_.fetch_add(1, std::memory_order_acq_rel);
+      if (fd_ < 0) broken_.store(true, std::memory_order_release);
+    }
+    return !broken_.load(std::memory_order_relaxed);
+  }
+
+  // Under mutex_.
+  void apply(const inotify_event& event) {
+    if ((event.mask & IN_Q_OVERFLOW) != 0) {  // events were lost: nothing is known clean
+      epoch_.fetch_add(1, std::memory_order_acq_rel);
+      return;
+    }
+    auto it = by_wd_.find(event.wd);
+    if (it == by_wd_.end()) return;  // removed by sweep()
+    Watch& watch = *it->second;
+    // An event with no name is the watched inode's own (moved, deleted, chmod, written).
+    if (event.len == 0 || event.name[0] == '\0' || watch.names.count(event.name) != 0)
+      watch.generation.fetch_add(1, std::memory_order_acq_rel);
+    if ((event.mask & IN_IGNORED) != 0) {  // the inode is gone or unmounted: the watch with it
+      watch.generation.fetch_add(1, std::memory_order_acq_rel);
+      by_wd_.erase(it);
+    }
+  }
+
+  // Under mutex_: removes the watches no closure and no walk holds any more.
+  void sweep() {
+    for (auto it = by_wd_.begin(); it != by_wd_.end();) {
+      if (it->second.use_count() == 1) {
+        ::inotify_rm_watch(fd_, it->first);
+        it = by_wd_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    sweep_at_ = std::max(kFirstSweep, 2 * by_wd_.size());
+  }
+
+  static inline Watcher* forking_ = nullptr;  // instance(), for the fork handlers
+  std::mutex mutex_;
+  int fd_;
+  bool forked_ = false;  // set in a forked child, under mutex_
+  std::atomic<bool> broken_{false};
+  std::atomic<uint64_t> epoch_{1};
+  std::unordered_map<int, std::shared_ptr<Watch>> by_wd_;  // under mutex_
+  size_t sweep_at_ = kFirstSweep;
+};
+
+// `path` as (its directory as written, its last name); the name is empty where the last component
+// is "." or ".." or the path ends in '/': then the whole path is the directory.
+std::pair<std::string, std::string> split_watched(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") return {path, ""};
+  return {slash == std::string::npos ? "" : slash == 0 ? "/" : path.substr(0, slash),
+          std::move(name)};
+}
+
+// The watches over the paths of one or two closures, each set before the lookup it guards: walks
+// each path as the kernel resolves it (symbolic links followed), watching each directory it looks
+// a name up in for that name, so a change anywhere on the way after the lookup is an event.
+class Walk {
+ public:
+  explicit Walk(Watcher& watcher) : watcher_(watcher), epoch_(watcher.epoch()) {}
+  ~Walk() {
+    for (auto& [path, dir] : directories_at_)
+      if (dir.fd >= 0) ::close(dir.fd);
+  }
+  Walk(const Walk&) = delete;
+  Walk& operator=(const Walk&) = delete;
+
+  // Watches the paths `dir`/NAME for each of `names` ("": `dir` itself, walked whole).
+  void add(const std::string& dir, const std::vector<std::string>& names) {
+    if (failed_) return;
+    if (std::find(names.begin(), names.end(), "") != names.end()) walk(dir, 0, false);
+    const std::optional<std::string>& resolved = directory(dir, 0);
+    if (!resolved || failed_) return;
+    Directory& at = directories_at_[*resolved];
+    for (const std::string& name : names) {
+      bool not_directory = false;
+      if (!name.empty()) step(*resolved, at, name, 0, not_directory);
+      if (failed_) return;
+    }
+  }
+  // A watch could not be set or trusted: the closure takes the stat path.
+  bool failed() const { return failed_; }
+  // (directory, name) pairs watched so far.
+  int64_t points() const { return points_; }
+
+  std::shared_ptr<const Snapshot> snapshot() const {
+    if (failed_) return nullptr;
+    auto out = std::make_shared<Snapshot>();
+    out->watches = captured_;
+    out->epoch = epoch_;
+    out->relative = relative_;
+    out->cwd_device = cwd_device_;
+    out->cwd_inode = cwd_inode_;
+    return out;
+  }
+
+ private:
+  enum class Kind { kMissing, kDirectory, kOther, kLink };
+  struct Entry {
+    Kind kind = Kind::kMissing;
+    std::optional<std::string> target;  // a link's resolution, symlink-free
+  };
+  // A symlink-free directory (or a hard-linked file) this walk watches.
+  struct Directory {
+    std::shared_ptr<Watch> watch;
+    int fd = -1;  // O_PATH, opened once watched; -1: whole paths are looked up
+    bool opened = false;
+    bool parent_watched = false;
+    std::unordered_map<std::string, Entry> entries;  // name -> what lstat said, once watched
+  };
+
+  // `path` symlink-free (in `cur`'s terms: "" is the current directory), or none when it does not
+  // resolve to an existing file or directory. A path's directory is walked once per Walk.
+  std::optional<std::string> resolve(const std::string& path, int links) {
+    const auto [dir, name] = split_watched(path);
+    if (name.empty()) return walk(dir, links, false);
+    const std::optional<std::string> resolved = directory(dir, links);
+    if (!resolved) return std::nullopt;
+    bool not_directory = false;
+    return step(*resolved, directories_at_[*resolved], name, links, not_directory);
+  }
+
+  // `dir` (as a path spells it) symlink-free, or none when it is not a directory; walked once.
+  const std::optional<std::string>& directory(const std::string& dir, int links) {
+    auto it = directories_.find(dir);
+    if (it != directories_.end()) return it->second;
+    std::optional<std::string> resolved = walk(dir, links, true);
+    return directories_.insert_or_assign(dir, std::move(resolved)).first->second;
+  }
+
+  // Every component of `path` in turn; with `directory`, none unless it ends in a directory.
+  std::optional<std::string> walk(std::string_view path, int links, bool directory) {
+    std::string cur = !path.empty() && path.front() == '/' ? "/" : "";
+    if (cur.empty()) note_relative();
+    bool not_directory = false;
+    size_t begin = 0;
+    while (begin < path.size() && !failed_) {
+      const size_t slash = std::min(path.find('/', begin), path.size());
+      const std::string_view part = path.substr(begin, slash - begin);
+      begin = slash + 1;
+      if (part.empty() || part == ".") continue;
+      if (not_directory) return std::nullopt;
+      if (part == "..") {
+        Directory& dir = directories_at_[cur];
+        if (!dir.parent_watched) {  // a move of `cur` (its own event) changes what ".." is
+          dir.parent_watched = true;
+          watch(cur, dir, "..", true);
+        }
+        cur = parent_of(cur);
+        continue;
+      }
+      std::optional<std::string> next =
+          step(cur, directories_at_[cur], std::string(part), links, not_directory);
+      if (!next) return std::nullopt;
+      cur = std::move(*next);
+    }
+    if (failed_ || (directory && not_directory)) return std::nullopt;
+    return cur;
+  }
+
+  // `name` looked up in the symlink-free directory `cur`, watched first.
+  std::optional<std::string> step(const std::string& cur, Directory& dir, const std::string& name,
+                                  int links, bool& not_directory) {
+    auto it = dir.entries.find(name);
+    if (it == dir.entries.end()) {
+      watch(cur, dir, name, true);
+      if (failed_) return std::nullopt;
+      Entry entry = look_up(cur, dir, name, links);
+      it = dir.entries.insert_or_assign(name, std::move(entry)).first;
+    }
+    not_directory = it->second.kind == Kind::kOther;
+    switch (it->second.kind) {
+      case Kind::kMissing:
+        return std::nullopt;
+      case Kind::kLink:
+        return it->second.target;
+      default:
+        return join_name(cur, name);
+    }
+  }
+
+  static std::string join_name(const std::string& dir, const std::string& name) {
+    return dir.empty() ? name : dir == "/" ? "/" + name : dir + "/" + name;
+  }
+
+  static std::string parent_of(const std::string& dir) {
+    if (dir.empty()) return "..";
+    if (dir == ".." || (dir.size() > 2 && dir.compare(dir.size() - 3, 3, "/..") == 0))
+      return dir + "/..";
+    const size_t slash = dir.rfind('/');
+    if (slash == std::string::npos) return "";
+    return slash == 0 ? std::string("/") : dir.substr(0, slash);
+  }
+
+  // What lstat says of `name` in `cur`, through the directory's descriptor (one component looked
+  // up, not the whole path).
+  Entry look_up(const std::string& cur, Directory& dir, const std::string& name, int links) {
+    if (!dir.opened) {
+      dir.opened = true;
+      dir.fd = ::open(cur.empty() ? "." : cur.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    const std::string path = join_name(cur, name);
+    const int at = dir.fd >= 0 ? dir.fd : AT_FDCWD;
+    const char* const name_at = dir.fd >= 0 ? name.c_str() : path.c_str();
+    Entry entry;
+    struct stat st;
+    if (::fstatat(at, name_at, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      // Absent, or not searchable: a name appearing, or a chmod of a directory on the way, is
+      // an event of a watch already set. Anything else is not understood here.
+      if (errno != ENOENT && errno != ENOTDIR && errno != EACCES) failed_ = true;
+    } else if (S_ISLNK(st.st_mode)) {
+      entry.kind = Kind::kLink;
+      std::string target(static_cast<size_t>(std::max<off_t>(st.st_size, 0)) + 256, '\0');
+      const ssize_t got = ::readlinkat(at, name_at, target.data(), target.size());
+      if (links >= kMaxLinks || got <= 0 || static_cast<size_t>(got) == target.size()) {
+        failed_ = true;  // a loop, or a link changing under us: not worth understanding
+      } else {
+        target.resize(static_cast<size_t>(got));
+        if (target.front() != '/' && !cur.empty()) target = (cur == "/" ? cur : cur + "/") + target;
+        entry.target = resolve(target, links + 1);
+      }
+    } else if (S_ISDIR(st.st_mode)) {
+      entry.kind = Kind::kDirectory;
+    } else {
+      entry.kind = Kind::kOther;
+      // Written through another of its names, a file's change reaches only that name's
+      // directory: watch the file itself.
+      if (S_ISREG(st.st_mode) && st.st_nlink > 1) watch(path, directories_at_[path], "", false);
+    }
+    return entry;
+  }
+
+  void watch(const std::string& path, Directory& dir, const std::string& name, bool directory) {
+    if (failed_) return;
+    ++points_;
+    std::optional<uint64_t> added;
+    if (!watcher_.watch(path, name, directory, dir.watch, added)) {
+      failed_ = true;
+      return;
+    }
+    if (added) captured_.emplace_back(dir.watch, *added);
+  }
+
+  void note_relative() {
+    if (relative_) return;
+    relative_ = true;
+    struct stat st;
+    if (::stat(".", &st) != 0) {
+      failed_ = true;
+      return;
+    }
+    cwd_device_ = st.st_dev;
+    cwd_inode_ = st.st_ino;
+  }
+
+  Watcher& watcher_;
+  uint64_t epoch_;
+  bool failed_ = false;
+  bool relative_ = false;
+  uint64_t cwd_device_ = 0, cwd_inode_ = 0;
+  // A directory as a path spells it -> symlink-free, none when it does not resolve.
+  std::unordered_map<std::string, std::optional<std::string>> directories_;
+  // Symlink-free path -> what is watched there; its elements stay put as it grows.
+  std::unordered_map<std::string, Directory> directories_at_;
+  int64_t points_ = 0;  // (directory, name) pairs watched
+  std::vector<std::pair<std::shared_ptr<Watch>, uint64_t>> captured_;
+};
+
+}  // namespace
+
 // ---- the cache ---------------------------------------------------------------------------------
 
 namespace {
 
-// A remembered closure and the signatures that vouch for it.
 // A closure's probes under one directory. A hit opens each directory once (O_PATH) and stats its
 // entries relative to it: a one-component lookup each instead of a walk of the whole path, which
 // takes a third off a hit on CuTe's closure (bench/include_closure_bench.cc). Opened afresh on
@@ -964,6 +1396,9 @@ struct Remembered {
   std::shared_ptr<const IncludeClosure> closure;
   std::vector<ProbeGroup> groups;
   bool racy = false;  // some probe changed too recently to trust: scan next time
+  // Every path stat said something of, and every candidate a failed search tried, by directory
+  // as written (split_watched): what a Walk watches.
+  std::map<std::string, std::vector<std::string>> watched;
 };
 
 std::vector<ProbeGroup> group_by_directory(const std::map<std::string, Signature>& probes) {
@@ -1037,29 +1472,76 @@ bool still_holds(const Remembered& remembered) {
   return std::all_of(remembered.groups.begin(), remembered.groups.end(), group_holds);
 }
 
+// A remembered closure and, when its watches vouch for it, their snapshot.
+struct Cached {
+  std::shared_ptr<const Remembered> remembered;
+  std::shared_ptr<const Snapshot> snapshot;  // null: validate by stat (new, or changed since)
+  bool unwatchable = false;                  // a watch failed: the stat path, until it changes
+};
+
+bool watch_wanted(IncludeClosureCache::ChangeWatch watch) {
+  if (watch == IncludeClosureCache::ChangeWatch::kOff) return false;
+  const char* env = std::getenv("TMEMJIT_INCLUDE_WATCH");
+  return env == nullptr || std::string_view(env) != "0";
+}
+
 }  // namespace
 
 struct IncludeClosureCache::State {
   mutable std::shared_mutex mutex;
-  std::unordered_map<Key128, std::shared_ptr<const Remembered>, Key128Hash> closures;
+  std::unordered_map<Key128, Cached, Key128Hash> closures;
   FileMemo memo;
-  std::atomic<int64_t> hits{0}, scans{0}, files_read{0};
+  Watcher* watcher = nullptr;  // null: the stat path only
+  std::atomic<int64_t> hits{0}, watched_hits{0}, scans{0}, files_read{0};
+
+  // Records that `remembered`, still the one cached for `key`, holds as `snapshot` says (null: it
+  // cannot be watched).
+  void vouch(const Key128& key, const std::shared_ptr<const Remembered>& remembered,
+             std::shared_ptr<const Snapshot> snapshot) {
+    std::unique_lock lock(mutex);
+    auto it = closures.find(key);
+    if (it == closures.end() || it->second.remembered != remembered) return;
+    it->second.unwatchable = snapshot == nullptr;
+    it->second.snapshot = std::move(snapshot);
+  }
 };
 
-IncludeClosureCache::IncludeClosureCache() : state_(std::make_unique<State>()) {}
+IncludeClosureCache::IncludeClosureCache(ChangeWatch watch) : state_(std::make_unique<State>()) {
+  if (watch_wanted(watch)) state_->watcher = Watcher::instance();
+}
 IncludeClosureCache::~IncludeClosureCache() = default;
 
 Result<std::shared_ptr<const IncludeClosure>> IncludeClosureCache::closure(
     const ClosureQuery& query) {
   const Key128 key = query_key(query);
+  Watcher* const watcher = state_->watcher;
+  // Every event queued before this query began is applied before any snapshot is trusted.
+  if (watcher != nullptr) watcher->drain();
   std::shared_ptr<const Remembered> remembered;
+  bool unwatchable = true;
   {
     std::shared_lock lock(state_->mutex);
     auto it = state_->closures.find(key);
-    if (it != state_->closures.end()) remembered = it->second;
+    if (it != state_->closures.end()) {
+      const Cached& cached = it->second;
+      if (cached.snapshot != nullptr && watcher != nullptr && watcher->holds(*cached.snapshot)) {
+        state_->hits.fetch_add(1, std::memory_order_relaxed);
+        state_->watched_hits.fetch_add(1, std::memory_order_relaxed);
+        return cached.remembered->closure;
+      }
+      remembered = cached.remembered;
+      unwatchable = cached.unwatchable;
+    }
+  }
+  // Watches first, then the stats: a change after a stat is an event.
+  std::optional<Walk> walk;
+  if (watcher != nullptr && remembered != nullptr && !unwatchable) {
+    walk.emplace(*watcher);
+    for (const auto& [dir, names] : remembered->watched) walk->add(dir, names);
   }
   if (remembered != nullptr && still_holds(*remembered)) {
     state_->hits.fetch_add(1, std::memory_order_relaxed);
+    if (walk) state_->vouch(key, remembered, walk->snapshot());
     return remembered->closure;
   }
   Scanner scanner(query, &state_->memo);
@@ -1071,15 +1553,33 @@ Result<std::shared_ptr<const IncludeClosure>> IncludeClosureCache::closure(
   fresh->closure = std::make_shared<const IncludeClosure>(scanner.closure());
   fresh->groups = group_by_directory(scanner.probes());
   fresh->racy = scanner.racy();
+  for (const auto& [path, sig] : scanner.probes()) {
+    auto [dir, name] = split_watched(path);
+    fresh->watched[std::move(dir)].push_back(std::move(name));
+  }
+  for (const std::string& path : scanner.absent()) {
+    auto [dir, name] = split_watched(path);
+    fresh->watched[std::move(dir)].push_back(std::move(name));
+  }
+  Cached cached{fresh, nullptr, false};
+  if (walk && !walk->failed()) {
+    // The scan read under the old closure's watches: when they cover every path of the new one
+    // (an edit that moved no include), a change since they were set is an event, so the new
+    // closure is clean as of then, its timestamps racy or not. Else a stat validates it next time.
+    const int64_t before = walk->points();
+    for (const auto& [dir, names] : fresh->watched) walk->add(dir, names);
+    if (walk->points() == before) cached.snapshot = walk->snapshot();
+  }
   std::unique_lock lock(state_->mutex);
   if (state_->closures.size() >= kMaxClosures) state_->closures.clear();
-  state_->closures[key] = fresh;
+  state_->closures[key] = std::move(cached);
   return fresh->closure;
 }
 
 IncludeClosureCache::Counters IncludeClosureCache::counters() const {
   Counters out;
   out.hits = state_->hits.load(std::memory_order_relaxed);
+  out.watched_hits = state_->watched_hits.load(std::memory_order_relaxed);
   out.scans = state_->scans.load(std::memory_order_relaxed);
   out.files_read = state_->files_read.load(std::memory_order_relaxed);
   return out;

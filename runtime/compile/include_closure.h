@@ -1,7 +1,8 @@
 // The include closure of a CUDA source: every file NVRTC's front end may read for it, found without
 // the compiler (NVRTC has no -MD), and a digest of their contents for compile_kernel's cache key.
-// A process-wide cache revalidates a remembered closure with one stat per file and per searched
-// directory, as ccache's direct mode does.
+// A process-wide cache answers a repeated query from change notifications (inotify) when nothing
+// it depends on changed, else revalidates the remembered closure with one stat per file and per
+// searched directory, as ccache's direct mode does.
 #pragma once
 
 #include <cstdint>
@@ -74,21 +75,54 @@ struct IncludeClosure {
 Result<IncludeClosure> scan_include_closure(const ClosureQuery& query);
 
 // Closures remembered per query (source text, path, include dirs, pre-includes, in-memory names).
-// A repeated query stats every file of the remembered closure and every directory whose search
-// failed there (size, mtime and ctime in ns, inode, device): when all match, the remembered
-// closure is returned; else it is scanned again, re-reading only files whose signature changed.
-// A file changed within the file system's timestamp granularity of its reading is never trusted
-// (it is read again next time), so a same-size edit in the same tick is not missed. Thread-safe;
-// scans run outside the lock (two threads may scan one query at once; the later result is kept).
+//
+// The stat path: a repeated query stats every file of the remembered closure and every directory
+// whose search failed there (size, mtime and ctime in ns, inode, device): when all match, the
+// remembered closure is returned; else it is scanned again, re-reading only files whose signature
+// changed. A file changed within the file system's timestamp granularity of its reading is never
+// trusted (it is read again next time), so a same-size edit in the same tick is not missed.
+//
+// The watched path (Linux, on by default): one process-wide inotify descriptor watches every
+// directory the remembered closures depend on: the directory of each file, each directory a failed
+// search looked in, and every directory on the way there, symbolic links followed (so swapping a
+// link such as /usr/local/cuda, a directory rename or a deletion above a header is seen), with the
+// names that matter in each (a file hard-linked elsewhere is watched itself: an edit through its
+// other name reaches no watch of this directory). Each query first drains the descriptor (one
+// non-blocking read when nothing changed); the kernel queues an event before the write, rename or
+// unlink that causes it returns, so a query that starts after an edit sees it. A closure none of
+// whose watches saw an event since its last validation is returned with no stat (`watched_hits`);
+// one that did, or that is new, is validated by the stat path with its watches set first (a change
+// after the stat is then an event), and becomes clean. A scan repeated under watches that covered
+// every path it reads is clean at once, without the timestamp-granularity wait. A lost event
+// (IN_Q_OVERFLOW), a read error or a fork (the child makes its own descriptor: reading the
+// inherited one would steal the parent's events) makes every closure revalidate by stat. With
+// relative paths (a bare source name, pre-includes, relative -I) a hit also stats "." once: a chdir
+// moves them.
+//
+// Falls back to the stat path for a closure whose watches cannot be set (no inotify, ENOSPC from
+// fs.inotify.max_user_watches, permissions) or that reaches a network or cluster file system (NFS,
+// SMB, FUSE, Ceph, Lustre, GPFS, 9p, ...): inotify sees only changes made through this machine's
+// kernel, so an edit made on another machine would go unseen. Set TMEMJIT_INCLUDE_WATCH=0 (read
+// when a cache is made; the process's cache at its first use) for any other place where files
+// change without this kernel (a file system the list misses, a mount made over a directory of a
+// closure): every query then takes the stat path.
+//
+// Thread-safe; scans run outside the lock (two threads may scan one query at once; the later
+// result is kept).
 class IncludeClosureCache {
  public:
   struct Counters {
-    int64_t hits = 0;        // queries answered by the remembered closure after its stat check
-    int64_t scans = 0;       // queries that scanned: new, or something in the closure changed
-    int64_t files_read = 0;  // files read and lexed by those scans (the rest reused a signature)
+    int64_t hits = 0;          // queries answered by the remembered closure, without a scan
+    int64_t watched_hits = 0;  // those of the hits answered with no stat of the closure's files
+    int64_t scans = 0;         // queries that scanned: new, or something in the closure changed
+    int64_t files_read = 0;    // files read and lexed by those scans (the rest reused a signature)
+  };
+  enum class ChangeWatch {
+    kAuto,  // inotify unless TMEMJIT_INCLUDE_WATCH=0 or unavailable
+    kOff,   // the stat path on every query
   };
 
-  IncludeClosureCache();
+  explicit IncludeClosureCache(ChangeWatch watch = ChangeWatch::kAuto);
   ~IncludeClosureCache();
   IncludeClosureCache(const IncludeClosureCache&) = delete;
   IncludeClosureCache& operator=(const IncludeClosureCache&) = delete;

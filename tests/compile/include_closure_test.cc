@@ -1,16 +1,22 @@
 // The include closure scan (runtime/compile/include_closure.h): quoted and angled includes,
 // include_next, cycles, comments and #if 0, computed and missing includes, in-memory headers, a
-// FIFO, the option parser, and the cache's revalidation by signature (counters pinned).
+// FIFO, the option parser, the cache's revalidation by signature, and its change-notification
+// fast path: edits seen at once (no sleep), hits with nothing changed answered without a stat
+// (counters pinned), links, hard links, chdir and fork.
 #include "runtime/compile/include_closure.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -72,6 +78,48 @@ class IncludeClosureTest : public ::testing::Test {
   // Waits until files written so far are older than the racy window (include_closure.cc
   // is_racy: 50 ms on a file system with nanosecond timestamps), so a cache trusts them.
   static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
+
+  // The cache's answer, checked against an uncached scan of the files as they are now.
+  std::shared_ptr<const IncludeClosure> fresh(IncludeClosureCache& cache, const ClosureQuery& q) {
+    auto cached = cache.closure(q);
+    EXPECT_TRUE(cached.ok()) << cached.error().full_text();
+    if (!cached.ok()) return nullptr;
+    const IncludeClosure now = scan(q);
+    EXPECT_EQ((*cached)->digest, now.digest);
+    EXPECT_EQ((*cached)->files, now.files);
+    EXPECT_EQ((*cached)->missing, now.missing);
+    return *cached;
+  }
+
+  // Whether a cache made now watches: inotify works here and TMEMJIT_INCLUDE_WATCH is not 0.
+  static std::string why_not_watching() {
+    const char* env = std::getenv("TMEMJIT_INCLUDE_WATCH");
+    if (env != nullptr && std::string(env) == "0") return "TMEMJIT_INCLUDE_WATCH=0";
+    const int fd = ::inotify_init1(IN_CLOEXEC);
+    if (fd < 0) return std::string("no inotify: ") + std::strerror(errno);
+    ::close(fd);
+    return {};
+  }
+
+  // Queries until the cache answers from its watches (a scan, then a validating stat), and
+  // checks that the next query is a watched hit too.
+  void watched(IncludeClosureCache& cache, const ClosureQuery& q) {
+    for (int i = 0; i < 3 && !::testing::Test::HasFailure(); ++i) {
+      const IncludeClosureCache::Counters before = cache.counters();
+      fresh(cache, q);
+      if (cache.counters().watched_hits == before.watched_hits + 1) break;
+    }
+    const IncludeClosureCache::Counters before = cache.counters();
+    fresh(cache, q);
+    ASSERT_EQ(cache.counters().watched_hits, before.watched_hits + 1) << "no watched hit";
+    ASSERT_EQ(cache.counters().scans, before.scans);
+  }
+
+  // Replaces `relative` as an editor does: a temporary file renamed over it.
+  void write_and_rename(const std::string& relative, const std::string& text) {
+    const std::string temporary = write(relative + ".tmp~", text);
+    ASSERT_EQ(::rename(temporary.c_str(), path(relative).c_str()), 0);
+  }
 
   fs::path root_;
 };
@@ -269,7 +317,8 @@ TEST_F(IncludeClosureTest, TheCacheRevalidatesBySignature) {
   write("inc/mid.h", "#include <leaf.h>\n");
   const std::string leaf = write("inc/leaf.h", "int leaf = 1;\n");
   settle();
-  IncludeClosureCache cache;
+  // The stat path: what every query does with TMEMJIT_INCLUDE_WATCH=0.
+  IncludeClosureCache cache(IncludeClosureCache::ChangeWatch::kOff);
   const ClosureQuery q = query("#include <top.h>\n", {"inc"});
   auto first = cache.closure(q);
   ASSERT_TRUE(first.ok()) << first.error().full_text();
@@ -312,6 +361,254 @@ TEST_F(IncludeClosureTest, TheCacheRevalidatesBySignature) {
   EXPECT_EQ((*settled)->digest, (*again)->digest);
   EXPECT_EQ(cache.counters().hits, before.hits + 1);
   EXPECT_EQ(cache.counters().scans, before.scans + 1);
+  EXPECT_EQ(cache.counters().watched_hits, 0);
+}
+
+TEST_F(IncludeClosureTest, AWatchedHitStatsNothingWhenNothingChanged) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/top.h", "#include \"mid.h\"\n#include <absent.h>\n");
+  write("inc/mid.h", "#include <leaf.h>\n");
+  write("inc/leaf.h", "int leaf = 1;\n");
+  settle();
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  auto first = fresh(cache, q);   // scans, then watches from the next query on
+  auto second = fresh(cache, q);  // sets the watches, then validates by stat
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(cache.counters().scans, 1);
+  EXPECT_EQ(cache.counters().hits, 1);
+  EXPECT_EQ(cache.counters().watched_hits, 0);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(fresh(cache, q), first);
+  EXPECT_EQ(cache.counters().scans, 1);
+  EXPECT_EQ(cache.counters().hits, 11);
+  EXPECT_EQ(cache.counters().watched_hits, 10);
+  // A file no path of the closure names, written in one of its directories: still no stat.
+  write("inc/unrelated.txt", "x");
+  write("src/notes.txt", "x");
+  EXPECT_EQ(fresh(cache, q), first);
+  EXPECT_EQ(cache.counters().watched_hits, 11);
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesEachSameSizeEditAtOnce) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/top.h", "#include \"mid.h\"\n");
+  write("inc/mid.h", "#include <leaf.h>\n");
+  const std::string leaf = write("inc/leaf.h", "int leaf = 0;\n");
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  watched(cache, q);
+  // Edits in the same clock tick keep size and timestamps: only the event tells them apart.
+  Key128 last = fresh(cache, q)->digest;
+  for (int i = 1; i <= 20; ++i) {
+    tmem::testing::write_file(leaf, "int leaf = " + std::to_string(i % 10) + ";\n");
+    const int64_t scans = cache.counters().scans;
+    const Key128 now = fresh(cache, q)->digest;
+    EXPECT_NE(now, last) << "edit " << i;
+    EXPECT_EQ(cache.counters().scans, scans + 1);
+    last = now;
+  }
+  // The scan after an edit ran under watches that cover the closure: the next hit stats nothing,
+  // however recent the edit.
+  const IncludeClosureCache::Counters before = cache.counters();
+  EXPECT_EQ(fresh(cache, q)->digest, last);
+  EXPECT_EQ(cache.counters().watched_hits, before.watched_hits + 1);
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesAHeaderAppearEarlierInTheSearch) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("two/x.h", "int second;\n");
+  write("one/keep.h", "");
+  fs::create_directories(root_ / "src");
+  IncludeClosureCache cache;
+  // "zero" does not exist yet: its creation is seen in root.
+  const ClosureQuery q = query("#include <x.h>\n#include \"y.h\"\n", {"zero", "one", "two"});
+  watched(cache, q);
+  write("one/x.h", "int first;\n");
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"one/x.h"}));
+  write("src/y.h", "");
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"one/x.h", "src/y.h"}));
+  watched(cache, q);
+  write("zero/x.h", "int zeroth;\n");
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"src/y.h", "zero/x.h"}));
+  watched(cache, q);
+  fs::remove(root_ / "zero" / "x.h");
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"one/x.h", "src/y.h"}));
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesARenameOverAFile) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/top.h", "#include \"leaf.h\"\n");
+  write("inc/leaf.h", "int leaf = 1;\n");
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  watched(cache, q);
+  const Key128 before = fresh(cache, q)->digest;
+  write_and_rename("inc/leaf.h", "int leaf = 2;\n");
+  EXPECT_NE(fresh(cache, q)->digest, before);
+  watched(cache, q);
+  write_and_rename("inc/top.h", "#include \"other.h\"\n");  // a new include
+  EXPECT_EQ(fresh(cache, q)->missing, (Names{"other.h"}));
+  watched(cache, q);
+  write_and_rename("inc/other.h", "");
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"inc/other.h", "inc/top.h"}));
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesADirectoryDeletedAndMadeAgain) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/top.h", "#include \"sub/deep/leaf.h\"\n");
+  write("inc/sub/deep/leaf.h", "int leaf = 1;\n");
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  watched(cache, q);
+  fs::remove_all(root_ / "inc" / "sub");
+  EXPECT_EQ(fresh(cache, q)->missing, (Names{"sub/deep/leaf.h"}));
+  watched(cache, q);
+  write("inc/sub/deep/leaf.h", "int leaf = 2;\n");
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"inc/sub/deep/leaf.h", "inc/top.h"}));
+  watched(cache, q);
+  // The directory renamed away and another put in its place.
+  write("inc/sub2/deep/leaf.h", "int leaf = 3;\n");
+  fs::rename(root_ / "inc" / "sub", root_ / "inc" / "old");
+  fs::rename(root_ / "inc" / "sub2", root_ / "inc" / "sub");
+  fresh(cache, q);
+  watched(cache, q);
+  tmem::testing::write_file(path("inc/sub/deep/leaf.h"), "int leaf = 4;\n");
+  fresh(cache, q);
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesALinkSwappedAboveTheFiles) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  // cur -> alt -> v1, as /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.8.
+  write("v1/inc/x.h", "int version = 1;\n");
+  write("v2/inc/x.h", "int version = 2;\n");
+  ASSERT_EQ(::symlink("v1", path("alt").c_str()), 0);
+  ASSERT_EQ(::symlink(path("alt").c_str(), path("cur").c_str()), 0);
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <x.h>\n", {"cur/inc"});
+  watched(cache, q);
+  const Key128 before = fresh(cache, q)->digest;
+  ASSERT_EQ(::symlink("v2", path("alt.new").c_str()), 0);  // as `ln -sfn v2 alt` does
+  ASSERT_EQ(::rename(path("alt.new").c_str(), path("alt").c_str()), 0);
+  EXPECT_NE(fresh(cache, q)->digest, before);
+  watched(cache, q);
+  tmem::testing::write_file(path("v2/inc/x.h"), "int version = 3;\n");  // through the target
+  fresh(cache, q);
+  watched(cache, q);
+  tmem::testing::write_file(path("v1/inc/x.h"), "int version = 4;\n");  // no longer read
+  const IncludeClosureCache::Counters before_edit = cache.counters();
+  fresh(cache, q);
+  EXPECT_EQ(cache.counters().watched_hits, before_edit.watched_hits + 1);
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesAnEditThroughAnotherHardLink) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/leaf.h", "int leaf = 1;\n");
+  fs::create_directories(root_ / "elsewhere");
+  ASSERT_EQ(::link(path("inc/leaf.h").c_str(), path("elsewhere/alias.h").c_str()), 0);
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <leaf.h>\n", {"inc"});
+  watched(cache, q);
+  const Key128 before = fresh(cache, q)->digest;
+  tmem::testing::write_file(path("elsewhere/alias.h"), "int leaf = 2;\n");  // in place
+  EXPECT_NE(fresh(cache, q)->digest, before);
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesTheCurrentDirectoryChange) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("a/inc/x.h", "int a;\n");
+  write("b/inc/x.h", "int b;\n");
+  std::string saved(4096, '\0');
+  ASSERT_NE(::getcwd(saved.data(), saved.size()), nullptr);
+  saved.resize(std::strlen(saved.c_str()));
+  ClosureQuery q;
+  q.source = "#include <x.h>\n#include \"local.h\"\n";
+  q.source_path = "kernel.cu";
+  q.include_dirs = {"inc"};
+  IncludeClosureCache cache;
+  ASSERT_EQ(::chdir(path("a").c_str()), 0);
+  watched(cache, q);
+  const Key128 in_a = fresh(cache, q)->digest;
+  ASSERT_EQ(::chdir(path("b").c_str()), 0);
+  EXPECT_NE(fresh(cache, q)->digest, in_a);
+  watched(cache, q);
+  write("b/local.h", "");  // beside the source, in the current directory
+  EXPECT_EQ(fresh(cache, q)->files, (Names{"inc/x.h", "local.h"}));
+  ASSERT_EQ(::chdir(saved.c_str()), 0);
+}
+
+TEST_F(IncludeClosureTest, AForkedChildWatchesOnItsOwn) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/leaf.h", "int leaf = 1;\n");
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <leaf.h>\n", {"inc"});
+  watched(cache, q);
+  const Key128 before = fresh(cache, q)->digest;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child edits and queries: it must see its edit, and must not take the parent's event.
+    tmem::testing::write_file(path("inc/leaf.h"), "int leaf = 2;\n");
+    auto seen = cache.closure(q);
+    const bool fresh_in_child =
+        seen.ok() && (*seen)->digest == scan(q).digest && (*seen)->digest != before;
+    ::_exit(fresh_in_child ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw a stale closure";
+  EXPECT_NE(fresh(cache, q)->digest, before);
+  watched(cache, q);
+}
+
+TEST_F(IncludeClosureTest, AWatchedCacheSeesEditsWhileOtherThreadsQuery) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/top.h", "#include \"leaf.h\"\n");
+  const std::string leaf = write("inc/leaf.h", "int leaf = 0;\n");
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  std::atomic<bool> done{false};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t)
+    readers.emplace_back([&] {
+      while (!done.load()) ASSERT_TRUE(cache.closure(q).ok());
+    });
+  for (int i = 1; i <= 50; ++i) {
+    tmem::testing::write_file(leaf, "int leaf = " + std::to_string(i % 10) + ";\n");
+    fresh(cache, q);  // this thread's query starts after the edit: it sees it
+  }
+  done = true;
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_GT(cache.counters().watched_hits, 0);
+}
+
+TEST_F(IncludeClosureTest, WithWatchingOffEveryQueryStatsAndSeesEdits) {
+  write("inc/top.h", "#include \"leaf.h\"\n");
+  const std::string leaf = write("inc/leaf.h", "int leaf = 0;\n");
+  settle();
+  const char* saved = std::getenv("TMEMJIT_INCLUDE_WATCH");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  ASSERT_EQ(::setenv("TMEMJIT_INCLUDE_WATCH", "0", 1), 0);
+  IncludeClosureCache cache;  // reads the variable now
+  if (saved != nullptr) {
+    ::setenv("TMEMJIT_INCLUDE_WATCH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("TMEMJIT_INCLUDE_WATCH");
+  }
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  for (int i = 0; i < 5; ++i) fresh(cache, q);
+  EXPECT_EQ(cache.counters().scans, 1);
+  EXPECT_EQ(cache.counters().hits, 4);
+  EXPECT_EQ(cache.counters().watched_hits, 0);
+  Key128 last = fresh(cache, q)->digest;
+  for (int i = 1; i <= 5; ++i) {
+    tmem::testing::write_file(leaf, "int leaf = " + std::to_string(i) + ";\n");
+    const Key128 now = fresh(cache, q)->digest;
+    EXPECT_NE(now, last);
+    last = now;
+  }
+  write_and_rename("inc/leaf.h", "int leaf = 9;\n");
+  EXPECT_NE(fresh(cache, q)->digest, last);
+  EXPECT_EQ(cache.counters().watched_hits, 0);
 }
 
 TEST_F(IncludeClosureTest, TheCacheSeesAHeaderAppearOrGo) {
