@@ -435,6 +435,33 @@ TEST_F(IncludeClosureTest, AWatchedCacheSeesAHeaderAppearEarlierInTheSearch) {
   EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"one/x.h", "src/y.h"}));
 }
 
+TEST_F(IncludeClosureTest, AScanReachingAnUnwatchedPathIsValidatedByStatOnce) {
+  if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
+  write("inc/top.h", "int top;\n");
+  write("other/new.h", "int fresh;\n");
+  settle();
+  IncludeClosureCache cache;
+  const ClosureQuery q = query("#include <top.h>\n", {"inc"});
+  watched(cache, q);
+  // The rescan reads other/new.h before any watch covers it: an edit between that read and the
+  // watch would be lost, so the next query checks by stat before trusting the watches.
+  write_and_rename("inc/top.h", "#include \"../other/new.h\"\n");
+  settle();
+  EXPECT_EQ(relative(fresh(cache, q)->files), (Names{"inc/../other/new.h", "inc/top.h"}));
+  const IncludeClosureCache::Counters before = cache.counters();
+  fresh(cache, q);
+  EXPECT_EQ(cache.counters().hits, before.hits + 1);
+  EXPECT_EQ(cache.counters().watched_hits, before.watched_hits);  // stat-checked
+  fresh(cache, q);
+  EXPECT_EQ(cache.counters().watched_hits, before.watched_hits + 1);
+  // An edit under watches that covered the whole closure: the rescan is trusted at once.
+  write_and_rename("other/new.h", "int newer;\n");
+  fresh(cache, q);
+  const IncludeClosureCache::Counters after_edit = cache.counters();
+  fresh(cache, q);
+  EXPECT_EQ(cache.counters().watched_hits, after_edit.watched_hits + 1);
+}
+
 TEST_F(IncludeClosureTest, AWatchedCacheSeesARenameOverAFile) {
   if (const std::string why = why_not_watching(); !why.empty()) GTEST_SKIP() << why;
   write("inc/top.h", "#include \"leaf.h\"\n");
