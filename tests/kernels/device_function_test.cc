@@ -19,9 +19,11 @@
 #include "common/spec_fixtures.h"
 #include "runtime/compile/backends.h"
 #include "runtime/compile/sass.h"
+#include "tmem/cache.h"
 #include "tmem/check.h"
 #include "tmem/coords.h"
 #include "tmem/select.h"
+#include "tmem/specialize.h"
 
 namespace {
 
@@ -396,6 +398,41 @@ TEST(DeviceFunctionGeometry, AKernelUnrollsOnTheConstantsAndStaticAssertsItsLayo
   const auto tool = tmem::sass::find_disassembler();
   if (!tool) GTEST_SKIP() << "compiled; SASS not checked: " << tmem::sass::search_description();
   const tmem::sass::Listing listing(tmem::sass::disassemble(*tool, module->cubin).value());
+  EXPECT_EQ(listing.count("LDTM"), 4) << "one per chunk, unrolled";
+  EXPECT_FALSE(listing.uses_local_memory());
+}
+
+// The same kernel through compile_kernel, as users write it: `#include <tmemjit/transfers.cuh>`
+// and the layout chosen at run time; the misfit is refused with the kernel's own message.
+TEST(DeviceFunctionGeometry, CompileKernelGivesTheConstantsToTheUsersKernel) {
+  const tmem::CacheOptions saved = tmem::cache_options();
+  tmem::CacheOptions off = saved;
+  off.enabled = false;
+  tmem::set_cache_options(off);
+  std::string source = chunk_kernel("");
+  const std::string lifecycle = tmem::kernels::cuda_lifecycle(tmem::Target::kSm100a);
+  source = "#include <tmemjit/transfers.cuh>\n" + source.substr(lifecycle.size());
+  auto compile = [&](const std::string& tmem, const std::string& regs) {
+    tmem::DeviceFunctionOptions options;
+    options.name = "s_chunk";
+    options.column_argument = true;
+    const tmem::NamedTransfer transfers[] = {{load_of(tmem, regs), options}};
+    return tmem::compile_kernel(tmem::KernelSource{tmem::Language::kCuda, source, "row_max"},
+                                transfers);
+  };
+  auto fits = compile("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)",
+                      "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)");
+  auto misfit = compile("tensor((128,64), S[(128,64):(1@TLane,1@TCol)], f32)",
+                        "tensor((128,64), S[(128,64):(1@tid_in_wg,1)], f32)");
+  tmem::set_cache_options(saved);
+  ASSERT_TRUE(fits.ok()) << fits.error().full_text();
+  ASSERT_FALSE(misfit.ok());
+  EXPECT_NE(misfit.error().full_text().find("this epilogue takes 32-column chunks of S"),
+            std::string::npos)
+      << misfit.error().full_text();
+  const auto tool = tmem::sass::find_disassembler();
+  if (!tool) GTEST_SKIP() << "compiled; SASS not checked: " << tmem::sass::search_description();
+  const tmem::sass::Listing listing(tmem::sass::disassemble(*tool, fits->cubin()).value());
   EXPECT_EQ(listing.count("LDTM"), 4) << "one per chunk, unrolled";
   EXPECT_FALSE(listing.uses_local_memory());
 }
