@@ -52,3 +52,14 @@ cmake --build "$prefix/epilogue" >/dev/null
 TMEMJIT_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" \
   "$prefix/epilogue/epilogue" | tee "$prefix/epilogue.out"
 grep -Eq '^(PASS$|SKIP runs: )' "$prefix/epilogue.out"
+# The FA4-style softmax and the DeepGEMM-style warp-specialized epilogue (examples/softmax,
+# examples/warp_specialized) against the same install: each compiles its layouts for sm_100a with
+# the SASS checked and runs them where a GPU can (PASS); elsewhere it says why it skips the runs.
+for example in softmax warp_specialized; do
+  cmake -S "$source_dir/examples/$example" -B "$prefix/$example" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$prefix/install" >/dev/null
+  cmake --build "$prefix/$example" >/dev/null
+  TMEMJIT_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" \
+    "$prefix/$example/$example" | tee "$prefix/$example.out"
+  grep -Eq '^(PASS$|SKIP runs: )' "$prefix/$example.out"
+done
