@@ -131,9 +131,13 @@ std::set<std::string> kernels_defined(std::string_view source, bool ptx) {
     at += word.size();
     return true;
   };
-  auto skip_launch_bounds = [&] {
+  // The launch attributes a kernel may carry before or after `void`: __launch_bounds__(...),
+  // __cluster_dims__(...), __maxnreg__(...), in any order.
+  auto skip_one_attribute = [&]() -> bool {
     const size_t before = at;
-    if (!take_word("__launch_bounds__")) return;
+    if (!take_word("__launch_bounds__") && !take_word("__cluster_dims__") &&
+        !take_word("__maxnreg__"))
+      return false;
     skip_space();
     // Looked for within 4 KiB only, so that many unclosed ones cost linear time.
     const size_t limit = std::min(text.size(), at + 4096);
@@ -146,10 +150,15 @@ std::set<std::string> kernels_defined(std::string_view source, bool ptx) {
             : limit;
     if (close >= limit) {
       at = before;
-      return;
+      return false;
     }
     at = close + 1;
     skip_space();
+    return true;
+  };
+  auto skip_launch_bounds = [&] {
+    while (skip_one_attribute()) {
+    }
   };
   for (size_t hit = text.find(keyword); hit != std::string::npos;
        hit = text.find(keyword, hit + 1)) {

@@ -27,8 +27,9 @@ def test_blocks_without_a_gpu(capsys):
     run_blocks([(i, b) for i, b in enumerate(BLOCKS) if not needs_gpu(b)])
     output = capsys.readouterr().out
     assert "PASS" in output and "best: tcgen05.ld.sync.aligned.32x32b.x128.b32" in output
-    # "Your own kernel": the second form for the tile reuses the first one's front end.
-    assert "32x32b.x32.b32 miss front end: memory 128" in output
+    # "Your own kernel": the second form for the tile reuses the parse of the first one's headers.
+    assert "32x32b.x128.b32 miss front end: miss created 128 local bytes: 0" in output
+    assert "32x32b.x32.b32 miss front end: memory reused 128 local bytes: 0" in output
 
 
 def test_every_block_on_a_blackwell_gpu():

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <variant>
@@ -724,18 +725,28 @@ Result<CudaFrontEnd> compile_cuda_front_end(
     const std::string& cuda_source, const std::string& program_name,
     const std::vector<std::pair<std::string, std::string>>& headers,
     const std::vector<std::string>& nvrtc_options, const std::vector<std::string>& name_expressions,
-    const CompileOptions& options, bool relocatable, bool lto) {
+    const CompileOptions& options, FrontEndOutput output, std::string_view keep_stem) {
   if (auto ok = check_options(options); !ok) return std::move(ok).error();
+  const bool cubin = output == FrontEndOutput::kCubin;
   std::string arch(to_string(options.target));
-  if (!lto && arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
+  if (!cubin && arch.starts_with("sm_")) arch = "compute_" + arch.substr(3);
   std::vector<std::string> opts = {"--gpu-architecture=" + arch};
-  if (lto) opts.push_back("-dlto");
-  if (relocatable || lto) opts.push_back("--relocatable-device-code=true");
+  if (output == FrontEndOutput::kRelocatablePtx) opts.push_back("--relocatable-device-code=true");
   if (options.line_info) opts.push_back("--generate-line-info");
+  if (cubin) {
+    opts.push_back("--ptxas-options=-O" + std::to_string(options.opt_level));
+    if (options.tmem_access_check) opts.push_back("--ptxas-options=-g-tmem-access-check");
+    for (const std::string& option : options.ptx_options)
+      opts.push_back("--ptxas-options=" + option);
+  }
   opts.insert(opts.end(), nvrtc_options.begin(), nvrtc_options.end());
+  std::optional<Keeper> keeper;
+  if (cubin) keeper.emplace(options, cuda_source, ".cu", keep_stem);
   auto fail = [&](const std::string& stage, const std::string& reason,
                   const std::string& log) -> Error {
-    return toolchain_error(stage, reason, Backend::kNvrtc, opts, log, cuda_source);
+    Error error = toolchain_error(stage, reason, Backend::kNvrtc, opts, log, cuda_source);
+    if (keeper) (void)keeper->finish(error.details(), {});
+    return error;
   };
   Result<const nvrtc::Api*> loaded = nvrtc::api();
   if (!loaded) return fail("nvrtc", loaded.error().message(), "");
@@ -766,15 +777,23 @@ Result<CudaFrontEnd> compile_cuda_front_end(
   if (std::find(opts.begin(), opts.end(), "--pch") != opts.end()) read_pch_use(api, *program, out);
   if (r != NVRTC_SUCCESS) return fail("nvrtc compile", api.get_error_string(r), out.log);
   size_t size = 0;
-  r = lto ? api.get_lto_ir_size(*program, &size) : api.get_ptx_size(*program, &size);
-  const char* what = lto ? "nvrtc get lto ir" : "nvrtc get ptx";
+  r = api.get_ptx_size(*program, &size);
   if (r != NVRTC_SUCCESS || size == 0)
-    return fail(what, r != NVRTC_SUCCESS ? api.get_error_string(r) : "empty output", out.log);
+    return fail("nvrtc get ptx", r != NVRTC_SUCCESS ? api.get_error_string(r) : "empty output",
+                out.log);
   out.output.resize(size);
-  r = lto ? api.get_lto_ir(*program, out.output.data()) : api.get_ptx(*program, out.output.data());
-  if (r != NVRTC_SUCCESS) return fail(what, api.get_error_string(r), out.log);
-  if (!lto)
-    while (!out.output.empty() && out.output.back() == '\0') out.output.pop_back();
+  r = api.get_ptx(*program, out.output.data());
+  if (r != NVRTC_SUCCESS) return fail("nvrtc get ptx", api.get_error_string(r), out.log);
+  while (!out.output.empty() && out.output.back() == '\0') out.output.pop_back();
+  if (cubin) {
+    r = api.get_cubin_size(*program, &size);
+    if (r != NVRTC_SUCCESS || size == 0)
+      return fail("nvrtc get cubin", r != NVRTC_SUCCESS ? api.get_error_string(r) : "no cubin",
+                  out.log);
+    out.cubin.resize(size);
+    r = api.get_cubin(*program, out.cubin.data());
+    if (r != NVRTC_SUCCESS) return fail("nvrtc get cubin", api.get_error_string(r), out.log);
+  }
   for (const std::string& expression : name_expressions) {
     const char* lowered = nullptr;
     r = api.get_lowered_name(*program, expression.c_str(), &lowered);
@@ -784,38 +803,11 @@ Result<CudaFrontEnd> compile_cuda_front_end(
     out.lowered_names.emplace_back(lowered);
   }
   out.compile_ms = ms_since(start);
+  if (keeper)
+    if (auto kept = keeper->finish(out.log, out.cubin); !kept) return std::move(kept).error();
   return out;
 }
 
-Result<LinkedPtx> link_lto_to_ptx(
-    const std::vector<std::pair<std::string, std::span<const char>>>& modules,
-    const CompileOptions& options) {
-  if (auto ok = check_options(options); !ok) return std::move(ok).error();
-  const std::vector<std::string> opts = {"-arch=" + std::string(to_string(options.target)), "-lto",
-                                         "-ptx"};
-  std::vector<LinkInput> inputs;
-  for (const auto& [name, bytes] : modules) inputs.push_back({NVJITLINK_INPUT_LTOIR, bytes, name});
-  const auto start = Clock::now();
-  LinkResult linked = nvjitlink_run(opts, inputs, /*want_ptx=*/true);
-  if (auto* failure = std::get_if<LinkFailure>(&linked)) {
-    const std::string first = first_error_line(failure->log);
-    const std::string stage =
-        failure->stage == "nvjitlink link" ? "nvjitlink lto link" : failure->stage;
-    return Error(ErrorCode::kToolchain,
-                 stage + " failed: " + failure->reason + (first.empty() ? "" : ": " + first),
-                 std::vector<ErrorDetail>{
-                     {"backend", "nvjitlink"},
-                     {"options", join(opts)},
-                     {"log", failure->log.empty() ? std::string("(empty)\n") : failure->log}});
-  }
-  auto& out = std::get<LinkOutput>(linked);
-  LinkedPtx result;
-  result.ptx.assign(out.bytes.begin(), out.bytes.end());
-  while (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
-  result.log = std::move(out.info_log);
-  result.link_ms = ms_since(start);
-  return result;
-}
 
 const ToolchainVersions& toolchain_versions() {
   static std::once_flag once;

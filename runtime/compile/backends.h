@@ -29,16 +29,21 @@ Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions&
 inline constexpr size_t kKeepStemChars = 96;
 std::string keep_file_stem(std::string_view stem, std::string_view hash);
 
-// NVRTC's front end only: CUDA C++ to PTX (relocatable with `relocatable`) or, with `lto`, to
-// LTO IR (-dlto, relocatable), for options.target (the virtual architecture compute_XX for PTX,
-// the real one for LTO IR), with `nvrtc_options` after the architecture and `headers` provided
-// as named headers (name, text). `program_name` is the file name the log's lines use.
-// `name_expressions`, when not empty, are registered and their lowered names returned in the
-// same order. kToolchain with the log on a compile error.
+// NVRTC on CUDA C++ for options.target, with `nvrtc_options` after the architecture and `headers`
+// provided as named headers (name, text). `program_name` is the file name the log's lines use.
+// `name_expressions`, when not empty, are registered and their lowered names returned in the same
+// order. kToolchain with the log on a compile error.
+//   kPtx, kRelocatablePtx: PTX for the virtual architecture (compute_XX), whole-program or -rdc.
+//   kCubin: NVRTC compiles for the real architecture itself (its own ptxas, with options.opt_level,
+//     line_info, tmem_access_check and options.ptx_options through --ptxas-options): `cubin` and
+//     `output` (the PTX) are both filled; with options.keep_dir the input, log, cubin and SASS are
+//     kept under `keep_stem` as compile_ptx keeps them. compile_kernel's route for CUDA sources.
+enum class FrontEndOutput { kPtx, kRelocatablePtx, kCubin };
 // With "--pch" among `nvrtc_options` (automatic precompiled headers), `pch` says what NVRTC did
 // and its messages about it are taken out of the log (runtime/compile/precompiled_headers.h).
 struct CudaFrontEnd {
-  std::vector<char> output;  // PTX text, or LTO IR
+  std::vector<char> output;  // PTX text
+  std::vector<char> cubin;   // kCubin only
   std::string log;
   std::vector<std::string> lowered_names;
   double compile_ms = 0;
@@ -49,19 +54,7 @@ Result<CudaFrontEnd> compile_cuda_front_end(
     const std::string& cuda_source, const std::string& program_name,
     const std::vector<std::pair<std::string, std::string>>& headers,
     const std::vector<std::string>& nvrtc_options, const std::vector<std::string>& name_expressions,
-    const CompileOptions& options, bool relocatable, bool lto);
-
-// nvJitLink -lto: LTO IR modules (name, bytes) linked and optimized as one program for
-// options.target, returned as PTX (-ptx), which compile_ptx then compiles whole-program.
-// kToolchain with nvJitLink's log on failure.
-struct LinkedPtx {
-  std::string ptx;
-  std::string log;
-  double link_ms = 0;
-};
-Result<LinkedPtx> link_lto_to_ptx(
-    const std::vector<std::pair<std::string, std::span<const char>>>& modules,
-    const CompileOptions& options);
+    const CompileOptions& options, FrontEndOutput output, std::string_view keep_stem = {});
 
 // The exact option list a backend receives for `options` (without input and output files); for
 // kDriver the cuLinkCreate options as NAME=VALUE. kAuto is resolved first.

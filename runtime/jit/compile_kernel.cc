@@ -83,6 +83,7 @@ Result<Includes> includes_of(const KernelSource& source, const KernelContext& co
 
 struct FrontEnd {
   std::string ptx;
+  std::vector<char> cubin;  // when NVRTC compiled to the cubin itself (KernelContext)
   std::string entry;  // the lowered name of a name-expression entry; else empty
   std::string log;
   std::string headers;  // CompileReport::headers
@@ -102,7 +103,8 @@ std::string pch_off_reason(const kernels::CudaUnit& unit, const KernelContext& c
 
 Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const kernels::PreparedTransfers& prepared,
-                                     const KernelContext& context, const Includes& includes) {
+                                     const KernelContext& context, const Includes& includes,
+                                     std::string_view keep_stem) {
   const kernels::CudaUnit unit = kernels::cuda_unit(source.text);
   const std::vector<std::pair<std::string, std::string>> headers = {
       {std::string(kernels::kTransfersHeader),
@@ -135,8 +137,10 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
   const std::string expression = is_identifier(source.entry) ? "" : source.entry;
   std::vector<std::string> expressions;
   if (!expression.empty()) expressions.push_back(expression);
-  auto compiled = compile_cuda_front_end(unit.text, source.path, headers, options, expressions,
-                                         context.options, /*relocatable=*/false, /*lto=*/false);
+  auto compiled = compile_cuda_front_end(
+      unit.text, source.path, headers, options, expressions,
+      context.nvrtc_compiles ? context.ptx : context.options,
+      context.nvrtc_compiles ? FrontEndOutput::kCubin : FrontEndOutput::kPtx, keep_stem);
   if (!compiled.ok()) {
     return explain_front_end_error(source, prepared.options(), std::move(compiled).error());
   }
@@ -146,6 +150,7 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
     out.headers_reused = compiled->pch == PchUse::kReused;
   }
   out.ptx.assign(compiled->output.begin(), compiled->output.end());
+  out.cubin = std::move(compiled->cubin);
   if (!compiled->lowered_names.empty()) out.entry = compiled->lowered_names[0];
   out.log = std::move(compiled->log);
   out.ms = compiled->compile_ms;
@@ -179,7 +184,7 @@ Result<std::string> emulated_ptx_functions(const KernelSource& source,
   for (const kernels::TransferCode& code : prepared.codes) codes.push_back(&code);
   auto emulation = compile_cuda_front_end(kernels::cuda_emulated_ptx_functions(codes),
                                           "tmemjit_emulation.cu", {}, {"--std=c++17"}, {},
-                                          context.options, /*relocatable=*/true, /*lto=*/false);
+                                          context.options, FrontEndOutput::kRelocatablePtx);
   if (!emulation.ok()) return std::move(emulation).error();
   return std::string(emulation->output.begin(), emulation->output.end());
 }
@@ -250,6 +255,23 @@ Error unknown_entry(const KernelSource& source, const std::vector<std::string>& 
 }
 
 // The miss path.
+// The PTX compile of `ptx` by the backend, a PTX source's log lines mapped back to its file.
+Result<CompiledModule> compile_module(const KernelSource& source, const std::string& ptx,
+                                      const KernelContext& context, const SplicedPtx& spliced,
+                                      std::string_view keep_stem) {
+  auto compiled = compile_ptx(ptx, context.ptx, keep_stem);
+  if (compiled.ok() || source.language != Language::kPtx) return compiled;
+  // ptxas counts lines of the combined module: name the user's file and line instead.
+  Error error = std::move(compiled).error();
+  std::string message =
+      user_log(error.message(), source.path, spliced.inserted_after, spliced.inserted_lines);
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  return Error(error.code(), message,
+               user_log(error.details(), source.path, spliced.inserted_after,
+                        spliced.inserted_lines));
+}
+
+// The miss path.
 Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> transfers,
                     const KernelContext& context, const Includes& includes) {
   auto prepared = kernels::prepare_transfers(transfers);
@@ -261,18 +283,26 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
   meta.target = std::string(to_string(target));
   meta.emulated = target == Target::kSm90;
   meta.include_files = includes.files;
+  // Kept files are named after the entry and the transfers' opcodes (CompileOptions::keep_dir).
+  std::string keep_stem = source.entry;
+  for (const kernels::TransferCode& code : prepared->codes)
+    keep_stem += "-" + std::string(to_string(code.plan.op.shape())) + ".x" +
+                 std::to_string(code.plan.op.num());
   std::string ptx;
+  std::vector<char> cubin;
   SplicedPtx spliced;
   if (source.language == Language::kCuda) {
-    auto front_end = compile_cuda_source(source, *prepared, context, includes);
+    auto front_end = compile_cuda_source(source, *prepared, context, includes, keep_stem);
     if (!front_end.ok()) return std::move(front_end).error();
     ptx = std::move(front_end->ptx);
+    cubin = std::move(front_end->cubin);
     meta.headers = front_end->headers;
     meta.log = front_end->log;
     built.headers_reused = front_end->headers_reused;
     built.front_end_ms = front_end->ms;
     const std::vector<std::string> entries = ptx::entry_names(ptx);
-    meta.entry = !front_end->entry.empty() ? front_end->entry : ptx::find_entry(entries, source.entry);
+    meta.entry =
+        !front_end->entry.empty() ? front_end->entry : ptx::find_entry(entries, source.entry);
     if (meta.entry.empty() || std::find(entries.begin(), entries.end(), meta.entry) == entries.end())
       return unknown_entry(source, entries);
     for (const kernels::TransferCode& code : prepared->codes)
@@ -292,25 +322,16 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     spliced = std::move(made).value();
     ptx = spliced.ptx;
   }
-  // Kept files are named after the entry and the transfers' opcodes (CompileOptions::keep_dir).
-  std::string stem = ptx::plain_name(meta.entry);
-  for (const kernels::TransferCode& code : prepared->codes)
-    stem += "-" + std::string(to_string(code.plan.op.shape())) + ".x" + std::to_string(code.plan.op.num());
-  auto compiled = compile_ptx(ptx, context.ptx, stem);
-  if (!compiled.ok()) {
-    Error error = std::move(compiled).error();
-    if (source.language != Language::kPtx) return error;
-    // ptxas counts lines of the combined module: name the user's file and line instead.
-    std::string message =
-        user_log(error.message(), source.path, spliced.inserted_after, spliced.inserted_lines);
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    return Error(error.code(), message,
-                 user_log(error.details(), source.path, spliced.inserted_after,
-                          spliced.inserted_lines));
+  if (cubin.empty()) {  // a PTX source, or a backend named for a CUDA one
+    auto compiled = compile_module(source, ptx, context, spliced, keep_stem);
+    if (!compiled.ok()) return std::move(compiled).error();
+    built.ptx_compile_ms = compiled->compile_ms;
+    meta.backend = std::string(to_string(compiled->backend));
+    if (!compiled->log.empty()) meta.log += (meta.log.empty() ? "" : "\n") + compiled->log;
+    cubin = std::move(compiled->cubin);
+  } else {
+    meta.backend = std::string(to_string(Backend::kNvrtc));
   }
-  built.ptx_compile_ms = compiled->compile_ms;
-  meta.backend = std::string(to_string(compiled->backend));
-  if (!compiled->log.empty()) meta.log += (meta.log.empty() ? "" : "\n") + compiled->log;
   for (const kernels::TransferCode& code : prepared->codes) {
     meta.transfers.push_back({code.options.name, code.plan.op.to_string(),
                               code.plan.regs_per_thread, code.plan.instructions_per_warp(),
@@ -319,11 +340,11 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
       for (std::string& instruction : kernels::emulated_instructions(code))
         meta.instructions.push_back(std::move(instruction));
   }
-  if (auto code = code_stats(compiled->cubin, meta.entry); code.ok())
+  if (auto code = code_stats(cubin, meta.entry); code.ok())
     meta.code = std::move(code).value();
   else
     meta.warnings.push_back("no code statistics: " + code.error().message());
-  built.payload.blob = std::move(compiled->cubin);
+  built.payload.blob = std::move(cubin);
   built.payload.text = std::move(ptx);
   built.payload.meta = meta.to_json();
   return built;
@@ -337,6 +358,7 @@ void fill_report(CompileReport& report, const KernelEntryMeta& meta) {
   report.headers = meta.headers;
   report.include_files = meta.include_files;
   report.code = meta.code;
+  if (auto backend = parse_backend(meta.backend); backend.ok()) report.backend = *backend;
 }
 
 Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,

@@ -92,6 +92,7 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
   KernelContext context;
   context.options = given;
   context.options.backend = resolve_backend(given.backend);
+  context.nvrtc_compiles = cuda && given.backend == Backend::kAuto;
   context.ptx = context.options;
   context.ptx.extra_options.clear();
   context.ptx.nvrtc_options.clear();
@@ -155,7 +156,9 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
   key.str("ptx compile", to_string(context.ptx));
   key.integer("ptx options", static_cast<int64_t>(context.ptx.ptx_options.size()));
   for (const std::string& option : context.ptx.ptx_options) key.str("ptx option", option);
-  key.str("compiler", compiler_version(context.options.backend));
+  key.str("compiler", context.nvrtc_compiles ? compiler_version(Backend::kNvrtc)
+                                             : compiler_version(context.options.backend));
+  key.integer("nvrtc compiles", context.nvrtc_compiles ? 1 : 0);
   if (cuda) key.str("front end", compiler_version(Backend::kNvrtc));
   key.integer("nvrtc options", static_cast<int64_t>(context.nvrtc.size()));
   for (const std::string& option : context.nvrtc) key.str("nvrtc option", option);
@@ -174,7 +177,7 @@ Status check_user_options(const KernelSource& source, const KernelContext& conte
   }
   if (source.language == Language::kCuda && !context.user_nvrtc.empty()) {
     auto empty = compile_cuda_front_end("", "tmemjit_option_check.cu", {}, context.nvrtc, {},
-                                        context.options, /*relocatable=*/false, /*lto=*/false);
+                                        context.options, FrontEndOutput::kPtx);
     if (!empty.ok()) {
       const Error& error = empty.error();
       std::string said(error.detail("log"));

@@ -21,6 +21,9 @@ struct KernelContext {
                                    // the defaults that theirs do not replace
   std::vector<std::string> user_nvrtc;  // the user's alone (the ones to check)
   bool user_pch = false;  // the user chose NVRTC's precompiled-header options themselves
+  // A CUDA source with the backend left to auto: NVRTC compiles to the cubin itself (its own
+  // ptxas), which is exactly what NVRTC makes of the source; a named backend gets NVRTC's PTX.
+  bool nvrtc_compiles = false;
   Key128 digest;          // every option, compiler version and the library build
 };
 

@@ -79,7 +79,7 @@ inline Result<std::string> ptx_roundtrip_kernel(int regs) {
   CompileOptions options;
   options.target = Target::kSm100a;
   auto ptx = compile_cuda_front_end(ptx_roundtrip_cuda(regs), "roundtrip.cu", {}, {"--std=c++17"},
-                                    {}, options, /*relocatable=*/true, /*lto=*/false);
+                                    {}, options, FrontEndOutput::kRelocatablePtx);
   if (!ptx.ok()) return std::move(ptx).error();
   return std::string(ptx->output.begin(), ptx->output.end());
 }

@@ -39,10 +39,9 @@ TEST(CliSpecializeGemm, CuteKernelForEachFamilyTargetWithCutesIncludeAndDefaultD
       fs::temp_directory_path() / ("tmemjit_cli_specialize_gemm_" + std::to_string(::getpid()));
   for (const char* target : {"sm_100a", "sm_100f"}) {
     SCOPED_TRACE(target);
-    // --entry: the scanner that finds the one kernel of a file when --entry is left out stops
-    // at __cluster_dims__ (it knows only __launch_bounds__).
+    // No --entry: the file's one kernel is found past its __cluster_dims__ attribute.
     const CliResult run =
-        run_cli_argv({"specialize", kKernels + "/ws_gemm_sm100.cu", "--entry", "ws_gemm_bf16",
+        run_cli_argv({"specialize", kKernels + "/ws_gemm_sm100.cu",
                       "--transfer", "acc_load=" + kKernels + "/ws_gemm_layouts/x32.json",
                       "--warp-arg", "--column-arg", "--no-wait", "-I", cute, "-default-device",
                       "--target", target, "--json", "--cache-dir", cache.string()});
