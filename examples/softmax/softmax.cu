@@ -7,7 +7,8 @@
 //      p_store, the 16-bit store tmem::packed_twin(s_load, bf16) gives: its register q holds, in
 //      the same thread, the elements of s_load's registers 2q (low half) and 2q + 1 (high half);
 //      the row sums of P in fp32 beside it;
-//   4. P loaded back with p_load (the twin read back) and written to global memory as bf16;
+//   4. P loaded back with p_load (the twin read back) and written to global memory as bf16, each
+//      half of a register where p_load_coord(thread, q, half) places it;
 //   5. fence / barrier / fence, dealloc.
 // Nothing of the layout is passed in: every chunk geometry is the device contract's
 // (NAME_shape, NAME_columns, NAME_regs), so the chunk loops unroll and a layout this kernel cannot
@@ -204,7 +205,8 @@ extern "C" __global__ void __launch_bounds__(128, 1)
   p_store_wait();
   handoff();
 
-  // 4. P back from TMEM, to global memory: half h of register q is S's slot 2q + h.
+  // 4. P back from TMEM, to global memory at P's own coordinates: p_load_coord names both halves
+  // of a bf16x2 register, so wrong pairing in step 3 would show in the data.
   {
     unsigned int current[p_load_regs];
     p_load(tmem_base, current, 0);
@@ -214,13 +216,15 @@ extern "C" __global__ void __launch_bounds__(128, 1)
       unsigned int next[p_load_regs];
       if (j + 1 < kChunks) p_load(tmem_base, next, (j + 1) * s_load_columns);
 #pragma unroll
-      for (int r = 0; r < s_load_regs; ++r) {
-        int index[2];
-        s_load_coord(thread, r, index);
-        if (index[0] < 0) continue;
-        const unsigned int word = current[r / 2];
-        tile_p[index[0] * static_cast<long long>(kColumns) + j * kChunkColumns + index[1]] =
-            static_cast<unsigned short>(r % 2 ? word >> 16 : word & 0xFFFFu);
+      for (int q = 0; q < p_load_regs; ++q) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          int index[2];
+          p_load_coord(thread, q, h, index);  // half h: bits 16h .. 16h + 15
+          if (index[0] < 0) continue;
+          tile_p[index[0] * static_cast<long long>(kColumns) + j * kChunkColumns + index[1]] =
+              static_cast<unsigned short>(current[q] >> (16 * h));
+        }
       }
       if (j + 1 < kChunks) {
 #pragma unroll
