@@ -363,11 +363,13 @@ void fill_report(CompileReport& report, const KernelEntryMeta& meta) {
 
 Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
                                                 Target target, CompileReport* report) {
-  auto meta = KernelEntryMeta::parse(payload->meta);
-  if (!meta.ok()) return std::move(meta).error();
+  auto parsed = KernelEntryMeta::parse(payload->meta);
+  if (!parsed.ok()) return std::move(parsed).error();
+  auto meta = std::make_shared<const KernelEntryMeta>(std::move(parsed).value());
   if (report != nullptr) fill_report(*report, *meta);
   auto impl = std::make_shared<Kernel::Impl>(meta->entry, target, std::move(payload));
-  if (meta->emulated) impl->set_emulation(std::move(meta->instructions));
+  if (meta->emulated) impl->set_emulation(meta->instructions);
+  impl->set_meta(std::move(meta));
   return impl;
 }
 
@@ -416,8 +418,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
       if (report != nullptr) {
         report->cache = CacheSource::kMemory;
         report->front_end_cache = CacheSource::kMemory;
-        if (auto meta = KernelEntryMeta::parse(hit->payload().meta); meta.ok())
-          fill_report(*report, *meta);
+        if (const KernelEntryMeta* meta = hit->meta()) fill_report(*report, *meta);
       }
       return Kernel(std::move(hit));
     }

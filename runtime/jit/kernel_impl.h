@@ -11,6 +11,7 @@
 
 #include "runtime/cache/payload.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/jit/entry_meta.h"
 #include "tmem/kernel.h"
 
 namespace tmem {
@@ -33,6 +34,11 @@ class Kernel::Impl {
 
   // Emulated user kernels (compile_kernel for sm_90): `instructions[id - 1]` describes the
   // emulation's status code id (kernels/emulation_kernels.h).
+  // compile_kernel's typed entry metadata, parsed once when the handle is made, so that a
+  // memory hit fills its report without parsing JSON (null for compile_transfer's handles).
+  void set_meta(std::shared_ptr<const KernelEntryMeta> meta) { meta_ = std::move(meta); }
+  const KernelEntryMeta* meta() const noexcept { return meta_.get(); }
+
   void set_emulation(std::vector<std::string> instructions) {
     emulated_ = true;
     instructions_ = std::move(instructions);
@@ -54,6 +60,7 @@ class Kernel::Impl {
   std::atomic<void*> function_{nullptr};                // the CUkernel once loaded
   std::optional<std::vector<size_t>> parameter_sizes_;  // guarded by load_mutex_
 
+  std::shared_ptr<const KernelEntryMeta> meta_;
   bool emulated_ = false;
   std::vector<std::string> instructions_;
   std::mutex emulation_mutex_;  // guards the buffers below
