@@ -1003,22 +1003,6 @@ std::string cuda_transfer(const TransferCode& code, Target target) {
   return os.str();
 }
 
-std::string front_end_signature(const TransferCode& code) {
-  std::string shape;
-  for (std::int64_t extent : code.coord.shape)
-    shape += (shape.empty() ? "" : "x") + std::to_string(extent);
-  return code.options.name + " " + std::string(to_string(code.plan.op.direction())) +
-         " regs=" + std::to_string(code.plan.regs_per_thread) +
-         " rank=" + std::to_string(code.coord.rank) + " shape=" + shape +
-         " columns=" + std::to_string(columns_spanned(code.plan)) +
-         " alloc=" + std::to_string(code.plan.alloc_columns) +
-         (code.coord.halves == 2 ? " halves=2" : "") + (code.f32 ? " f32" : "") +
-         (code.options.wait ? " wait" : "") + (code.options.warp_argument ? " warp" : "") +
-         (code.options.column_argument ? " column" : "") +
-         (code.options.cta_group != 1 ? " cta_group=" + std::to_string(code.options.cta_group)
-                                      : "");
-}
-
 namespace {
 
 // The parameters and arguments the options add after tmem_base (and the slots of a store).
@@ -1039,33 +1023,7 @@ ExtraParams extra_params(const TransferCode& code) {
 }
 
 // The arguments that forward transfer_params: "tmem_base, regs[, warp][, column]".
-std::string transfer_args(const TransferCode& code) {
-  return "tmem_base, regs" + extra_params(code).args;
-}
 
-// compile_kernel's LTO interface: tmemjit::detail::NAME (one per element type) and NAME_coord
-// take the inline form's parameters, references to the caller's arrays, so that once LTO has
-// inlined them the program is the inline form's. Registers and indices returned in aggregates
-// instead left per-element address arithmetic the optimizer no longer folded (the SASS test
-// CompileKernel.LinkedKernelHasTheInlineFormsSassForEveryExampleLayout compares the two).
-struct ReferenceHeads {
-  std::vector<std::string> transfers;  // NAME for unsigned int registers, and for float ones
-  std::string coord;                   // NAME_coord
-  std::string coord_half;              // NAME_coord with a half: 16-bit register views only
-};
-ReferenceHeads reference_heads(const TransferCode& code, const std::string& attributes) {
-  const std::string& name = code.options.name;
-  const std::string head = "__device__ " + attributes + "void " + name;
-  ReferenceHeads heads;
-  heads.transfers.push_back(head + "(" + transfer_params(code, kU) + ")");
-  if (code.f32) heads.transfers.push_back(head + "(" + transfer_params(code, "float") + ")");
-  heads.coord =
-      head + "_coord(" + kU + " thread, int slot, int (&index)[" + coord_rank_text(code) + "])";
-  if (code.coord.halves == 2)
-    heads.coord_half = head + "_coord(" + kU + " thread, int slot, int half, int (&index)[" +
-                       coord_rank_text(code) + "])";
-  return heads;
-}
 
 // The PTX form's ABI in C++, for the emulated .funcs of a PTX kernel (cuda_emulated_ptx_functions):
 // by-value parameters, a load's registers and NAME_coord's index returned in one aggregate.
@@ -1100,12 +1058,12 @@ std::string detail_coord_head(const TransferCode& code) {
 }
 
 // The bodies that forward detail_transfer_head and detail_coord_head to the generated inline
-// functions in namespace tmemjit_impl, marking each transfer call.
+// functions in namespace tmemjit_impl.
 std::string forwarding_transfer_body(const TransferCode& code) {
   const std::string& name = code.options.name;
   const ExtraParams extra = extra_params(code);
   std::ostringstream os;
-  os << " {\n  asm volatile(\"" << kTransferMarker << name << "\");\n";
+  os << " {\n";
   if (code.plan.op.is_load()) {
     os << "  " << name << "_regs_t v_;\n  tmemjit_impl::" << name << "(tmem_base, v_.r"
        << extra.args << ");\n  return v_;\n";
@@ -1125,66 +1083,6 @@ std::string forwarding_coord_body(const TransferCode& code) {
 }
 
 }  // namespace
-
-std::string cuda_front_end_declarations(const TransferCode& code, Target target) {
-  const std::string& name = code.options.name;
-  const bool store = !code.plan.op.is_load();
-  const int regs = code.plan.regs_per_thread;
-  const std::string rank = coord_rank_text(code);
-  std::ostringstream os;
-  os << "// " << name << ": " << (store ? "a store" : "a load") << " of " << regs
-     << " registers per thread; libtmemjit compiles its layout separately and links it in.\n"
-     << "namespace tmemjit {\nnamespace detail {\n";
-  const ReferenceHeads heads = reference_heads(code, "");
-  for (const std::string& head : heads.transfers) os << head << ";\n";
-  os << heads.coord << ";\n";
-  if (!heads.coord_half.empty()) os << heads.coord_half << ";\n";
-  os << "}  // namespace detail\n}  // namespace tmemjit\n"
-     << "constexpr int " << name << "_regs = " << regs << ";\n"
-     << direction_constant(code) << redval_constants(code) << geometry_constants(code);
-  for (const char* element : {kU, "float"}) {
-    if (element != std::string(kU) && !code.f32) continue;
-    os << "__device__ __forceinline__ void " << name << "(" << transfer_params(code, element)
-       << ") { tmemjit::detail::" << name << "(" << transfer_args(code) << "); }\n";
-  }
-  os << "__device__ __forceinline__ void " << name << "_wait() { "
-     << (target == Target::kSm90 ? std::string("tmemjit::emu::wait();") : wait_asm(store)) << " }\n"
-     << "__device__ __forceinline__ void " << name << "_coord(" << kU
-     << " thread, int slot, int (&index)[" << rank << "]) { tmemjit::detail::" << name
-     << "_coord(thread, slot, index); }\n";
-  if (code.coord.halves == 2)
-    os << "__device__ __forceinline__ void " << name << "_coord(" << kU
-       << " thread, int slot, int half, int (&index)[" << rank << "]) { tmemjit::detail::" << name
-       << "_coord(thread, slot, half, index); }\n";
-  return os.str();
-}
-
-std::string cuda_implementation(const std::vector<const TransferCode*>& codes, Target target) {
-  std::ostringstream os;
-  os << "// The layouts' side of compile_kernel: the transfers of one layout, generated by "
-        "libtmemjit.\n";
-  if (target == Target::kSm90)
-    os << cuda_lifecycle(target, /*extern_state=*/true,
-                         codes.empty() ? 1 : codes.front()->options.cta_group)
-       << "\n";
-  for (const TransferCode* code : codes) {
-    const std::string& name = code->options.name;
-    const ReferenceHeads heads = reference_heads(*code, "__attribute__((always_inline)) ");
-    os << "namespace tmemjit_impl {\n"
-       << cuda_transfer(*code, target) << "}  // namespace tmemjit_impl\n"
-       << "namespace tmemjit {\nnamespace detail {\n";
-    // Each transfer marks its calls, for the warning that a transfer is never called.
-    for (const std::string& head : heads.transfers)
-      os << head << " {\n  asm volatile(\"" << kTransferMarker << name
-         << "\");\n  tmemjit_impl::" << name << "(" << transfer_args(*code) << ");\n}\n";
-    os << heads.coord << " { tmemjit_impl::" << name << "_coord(thread, slot, index); }\n";
-    if (!heads.coord_half.empty())
-      os << heads.coord_half << " { tmemjit_impl::" << name
-         << "_coord(thread, slot, half, index); }\n";
-    os << "}  // namespace detail\n}  // namespace tmemjit\n";
-  }
-  return os.str();
-}
 
 std::string cuda_emulated_ptx_functions(const std::vector<const TransferCode*>& codes) {
   const int cta_group = codes.empty() ? 1 : codes.front()->options.cta_group;
@@ -1281,7 +1179,7 @@ Result<int> lifecycle_cta_group(std::span<const TransferCode> codes) {
                        ") and '" + code.options.name + "' (cta_group " + std::to_string(mine) +
                        ") share one kernel's TMEM lifecycle; all tcgen05 instructions of a "
                        "kernel use one .cta_group")
-          .set_rule(Rule::kR27);
+          .set_rule(Rule::kOneCtaGroupPerKernel);
     if (!first) {
       first = &code;
       group = mine;

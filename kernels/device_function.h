@@ -136,24 +136,12 @@ std::string cuda_lifecycle(Target target, bool extern_state = false, int cta_gro
 // The transfer's CUDA C++ functions, inline: tcgen05 asm, or the emulated form for sm_90.
 std::string cuda_transfer(const TransferCode& code, Target target);
 
-// compile_kernel's two translation units, linked with LTO (docs/specialization.md):
-// the kernel's side sees N_regs, the inline wrappers of the contract and N_wait, and declares
-// tmemjit::detail::N and N_coord with the inline form's parameters (references to the caller's
-// arrays); it depends only on front_end_signature(code) and the target.
-std::string cuda_front_end_declarations(const TransferCode& code, Target target);
-// The layout's side defines them (always_inline, so LTO inlines and folds them into the kernel),
-// each transfer marking its calls with an inline-asm comment kTransferMarker + NAME.
-std::string cuda_implementation(const std::vector<const TransferCode*>& codes, Target target);
-inline constexpr const char* kTransferMarker = "// tmemjit transfer ";
 // A PTX kernel's transfers emulated for sm_90: CUDA C++ defining, as extern "C" functions with
 // the ABI of add_transfer_functions and add_lifecycle_functions, NAME, NAME_wait, NAME_coord
 // and the tmemjit_* lifecycle (the pair's with tmemjit_cluster_sync when the codes say cta_group
 // 2), plus the emulation state; NVRTC compiles it to relocatable PTX that compile_kernel splices
 // into the user's module in place of the real .funcs.
 std::string cuda_emulated_ptx_functions(const std::vector<const TransferCode*>& codes);
-// Everything of a transfer the kernel's side depends on (its name, direction, registers, dtype,
-// rank and options), as text for a cache key.
-std::string front_end_signature(const TransferCode& code);
 // Adds the transfer's .funcs to `module`: NAME (as build_device_function), NAME_wait and
 // NAME_coord under the given symbols (`wait_symbol` empty: no wait function).
 Status add_transfer_functions(ptx::Module& module, const TransferCode& code,

@@ -281,8 +281,7 @@ tmem::TransferSpec load_of(const std::string& tmem, const std::string& regs,
 TEST(DeviceFunctionGeometry, ShapeColumnsAndAllocationBesideRegs) {
   const auto code = code_of(tmemjit_test::seed_layout_b(false).make(), "acc");
   for (tmem::Target target : {tmem::Target::kSm100a, tmem::Target::kSm90}) {
-    for (const std::string& text : {tmem::kernels::cuda_transfer(code, target),
-                                    tmem::kernels::cuda_front_end_declarations(code, target)}) {
+    for (const std::string& text : {tmem::kernels::cuda_transfer(code, target)}) {
       EXPECT_NE(text.find("constexpr int acc_regs = 64;\n"), std::string::npos) << text;
       EXPECT_NE(text.find("__device__ constexpr int acc_shape[2] = {64, 128};"), std::string::npos)
           << text;
@@ -318,25 +317,6 @@ TEST(DeviceFunctionGeometry, ColumnsAreWhatOneCallSpans) {
     EXPECT_EQ(tmem::kernels::columns_spanned(plan), c.columns) << c.spec.to_string();
     EXPECT_EQ(plan.alloc_columns, c.alloc) << c.spec.to_string();
   }
-}
-
-TEST(DeviceFunctionGeometry, TheFrontEndSignatureCarriesTheGeometry) {
-  // A kernel's front end reads the constants, so layouts whose geometry differs cannot share it;
-  // those whose geometry is the same still do.
-  const std::string rows = "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)";
-  const auto at0 =
-      code_of(load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)", rows), "s_load");
-  const auto at64 = code_of(
-      load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)] + 64@TCol, f32)", rows), "s_load");
-  const auto narrow =
-      code_of(load_of("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)", rows, "warpgroup", 8),
-              "s_load");
-  EXPECT_NE(tmem::kernels::front_end_signature(at0), tmem::kernels::front_end_signature(at64));
-  EXPECT_EQ(tmem::kernels::front_end_signature(at0), tmem::kernels::front_end_signature(narrow))
-      << "x32 once or x8 four times: the same registers, shape and columns";
-  EXPECT_NE(tmem::kernels::front_end_signature(at0).find("shape=128x32 columns=32 alloc=32"),
-            std::string::npos)
-      << tmem::kernels::front_end_signature(at0);
 }
 
 TEST(DeviceFunctionGeometry, TheNewNamesAreTransferSymbols) {
@@ -494,12 +474,6 @@ TEST(DeviceFunctionCoord16Bit, TheHighHalfHasAClosedFormEqualToTheTable) {
         "void p_coord(unsigned int thread, int slot, int half, int (&index)[2])";
     EXPECT_NE(tmem::kernels::cuda_transfer(code, tmem::Target::kSm100a).find(half_head),
               std::string::npos);
-    EXPECT_NE(
-        tmem::kernels::cuda_front_end_declarations(code, tmem::Target::kSm100a).find(half_head),
-        std::string::npos);
-    EXPECT_NE(tmem::kernels::cuda_implementation({&code}, tmem::Target::kSm100a)
-                  .find("_coord(thread, slot, half, index); }"),
-              std::string::npos);
   }
   // 32-bit views have no half overload.
   const auto b32 = code_of(tmemjit_test::seed_layout_b(false).make(), "acc");
@@ -638,8 +612,6 @@ TEST(DeviceFunctionNames, EveryIdentifierOfTheGeneratedCodeIsRefusedAsAName) {
     code.options.warp_argument = true;
     for (tmem::Target target : {tmem::Target::kSm100a, tmem::Target::kSm90}) {
       sources += tmem::kernels::cuda_transfer(code, target);
-      sources += tmem::kernels::cuda_front_end_declarations(code, target);
-      sources += tmem::kernels::cuda_implementation({&code}, target);
       for (int group : {1, 2}) sources += tmem::kernels::cuda_lifecycle(target, false, group);
     }
     sources += tmem::kernels::cuda_emulated_ptx_functions({&code});
