@@ -1179,7 +1179,7 @@ Result<int> lifecycle_cta_group(std::span<const TransferCode> codes) {
                        ") and '" + code.options.name + "' (cta_group " + std::to_string(mine) +
                        ") share one kernel's TMEM lifecycle; all tcgen05 instructions of a "
                        "kernel use one .cta_group")
-          .set_rule(Rule::kR27);
+          .set_rule(Rule::kOneCtaGroupPerKernel);
     if (!first) {
       first = &code;
       group = mine;

@@ -305,7 +305,7 @@ Result<ptx::Module> build_kernel(const Plan& plan, KernelKind kind, Target targe
   if (cta_group != 1 && cta_group != 2)
     return Error(ErrorCode::kUsage, "cta_group " + std::to_string(cta_group) +
                                         "; allowed: 1 (one CTA), 2 (a CTA pair)")
-        .set_rule(Rule::kR27);
+        .set_rule(Rule::kOneCtaGroupPerKernel);
   return Builder(plan, kind, target, cta_group).build();
 }
 

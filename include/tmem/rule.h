@@ -33,38 +33,40 @@ enum class Rule {
   kBounds,     // rule 5: a lane or column that TMEM does not have
   kCoverage,   // rule 7: two elements on one TMEM cell (a store) or one register slot
 
-  // docs/tcgen05-rules.md §Rules: opcode text (R1-R15), addresses (R16-R21), lifecycle (R22-R31).
-  kR1,
-  kR2,
-  kR3,
-  kR4,
-  kR5,
-  kR6,
-  kR7,
-  kR8,
-  kR9,
-  kR10,
-  kR11,
-  kR12,
-  kR13,
-  kR14,
-  kR15,
-  kR16,
-  kR17,
-  kR18,
-  kR19,
-  kR20,
-  kR21,
-  kR22,
-  kR23,
-  kR24,
-  kR25,
-  kR26,
-  kR27,
-  kR28,
-  kR29,
-  kR30,
-  kR31,
+  // docs/tcgen05-rules.md §Rules: opcode text (R1-R15), addresses (R16-R21), lifecycle (R22-R31),
+  // in id order (tcgen05_rule(id) counts on it); named after what each rule requires, printed as
+  // its id ("R27").
+  kLdOrSt,                      // R1: the operation is ld or st
+  kKnownShape,                  // R2: the shape is one of the five data-movement shapes
+  kNumPowerOfTwo,               // R3: .num is present and N is a power of two in [1, 128]
+  kAtMost128Registers,          // R4: an instruction takes at most 128 registers
+  kVectorLengthIsNregs,         // R5: the register vector has nregs elements
+  kPackModeOfDirection,         // R6: ld takes only .pack::16b, st only .unpack::16b
+  kTypeB32,                     // R7: the type of ld/st is .b32
+  kSyncAligned,                 // R8: .sync and .aligned are present
+  kSplitOffsetOnlyFor16x32bx2,  // R9: immHalfSplitoff exactly with 16x32bx2, an integer literal
+  kOperandOrder,                // R10: operands in the ISA order
+  kVector32BitRegisters,        // R11: vector elements are 32-bit registers
+  kAddressRegisterInBrackets,   // R12: taddr is a 32-bit register in brackets
+  kDistinctRegisters,           // R13: (policy) no register repeated or loaded into taddr
+  kLoadReduceForm,              // R14: the tcgen05.ld.red form (shape, N, .redOp, type, target)
+  kTargetAndVersion,            // R15: a .target and .version the toolchain and the ISA accept
+  kAddressInTmem,               // R16: lane0 < 128 and col0 < 512
+  kLanesInWarpChunk,            // R17: the lanes stay in the warp's 32-lane chunk
+  kLaneAlignment,               // R18: lane0 is 32q, or 32q + 16 for the 16-lane shapes
+  kColumnsAllocated,            // R19: the columns lie in a live allocation, below 512
+  kSplitInSlab,                 // R20: 16x32bx2's second access stays in the warp's slab
+  kUniformWarp,                 // R21: the warp executes uniformly with one taddr
+  kAllocColumnsPowerOfTwo,      // R22: alloc/dealloc nCols in {32, 64, 128, 256, 512}
+  kDeallocWhatAllocReturned,    // R23: dealloc frees what an alloc returned, with its nCols
+  kAllocNeverGrows,             // R24: an allocation is no larger than the CTA's previous one
+  kNoAllocAfterRelinquish,      // R25: no alloc after relinquish_alloc_permit
+  kDeallocBeforeExit,           // R26: every column is deallocated before the kernel exits
+  kOneCtaGroupPerKernel,        // R27: a kernel uses one .cta_group, ::1 or ::2
+  kAllocToSharedCta,            // R28: alloc writes a .b32 to .shared::cta
+  kOneWarpAllocates,            // R29: one whole warp (one per peer CTA with ::2) allocates
+  kAtMost512Columns,            // R30: at most 512 columns live in a CTA
+  kWaitBeforeReuse,             // R31: wait::ld/st and fences before reuse or hand-off
 };
 
 // "none", the rule's word for the rules of docs/transfer-semantics.md §Rules ("placement"),

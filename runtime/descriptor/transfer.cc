@@ -129,7 +129,7 @@ Result<TransferSpec> TransferSpec::make(Opcode op, Scope scope, View tmem, View 
                    "shape: " + op.to_string() +
                        " needs the immediate immHalfSplitoff (--imm), the TMEM address "
                        "delta of the second access (rule R9)")
-          .set_rule(Rule::kR9);
+          .set_rule(Rule::kSplitOffsetOnlyFor16x32bx2);
     if (*imm < INT32_MIN || *imm > UINT32_MAX)
       return Error(ErrorCode::kRule, "imm: immHalfSplitoff " + std::to_string(*imm) +
                                          " does not fit a 32-bit TMEM address delta")
@@ -143,7 +143,7 @@ Result<TransferSpec> TransferSpec::make(Opcode op, Scope scope, View tmem, View 
     if (imm)
       return Error(ErrorCode::kRule, "shape: an immediate (--imm) is only for .16x32bx2, not " +
                                          op.to_string() + " (rule R9)")
-          .set_rule(Rule::kR9);
+          .set_rule(Rule::kSplitOffsetOnlyFor16x32bx2);
   }
   return TransferSpec(op, scope, std::move(tmem), std::move(regs), std::move(tmem2), imm);
 }

@@ -109,7 +109,7 @@ Result<Opcode> Opcode::make(Direction direction, Shape shape, int num, bool pack
   if (auto problem = field_error(direction, shape, num)) {
     return Error(ErrorCode::kOpcode, "invalid tcgen05." + std::string(tmem::to_string(direction)) +
                                          " form: " + *problem)
-        .set_rule(is_power_of_two_num(num) ? Rule::kR4 : Rule::kR3);
+        .set_rule(is_power_of_two_num(num) ? Rule::kAtMost128Registers : Rule::kNumPowerOfTwo);
   }
   return Opcode(direction, shape, num, pack);
 }
@@ -117,10 +117,10 @@ Result<Opcode> Opcode::make(Direction direction, Shape shape, int num, bool pack
 Result<Opcode> Opcode::make_load_reduce(Shape shape, int num, Reduction reduction) {
   if (auto problem = field_error(Direction::kLoad, shape, num))
     return Error(ErrorCode::kOpcode, "invalid tcgen05.ld.red form: " + *problem)
-        .set_rule(is_power_of_two_num(num) ? Rule::kR4 : Rule::kR3);
+        .set_rule(is_power_of_two_num(num) ? Rule::kAtMost128Registers : Rule::kNumPowerOfTwo);
   if (auto problem = reduce_field_error(shape, num, reduction))
     return Error(ErrorCode::kOpcode, "invalid tcgen05.ld.red form: " + *problem + " (rule R14)")
-        .set_rule(Rule::kR14);
+        .set_rule(Rule::kLoadReduceForm);
   return Opcode(Direction::kLoad, shape, num, false, reduction);
 }
 
@@ -153,7 +153,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     return opcode_error(text,
                         "operation '." + std::string(tokens[1]) +
                             "' is not a TMEM transfer; expected ld or st (rule R1)",
-                        Rule::kR1);
+                        Rule::kLdOrSt);
   }
   // tcgen05.ld.red: .red directly after ld (PTX ISA 8.8, docs/tcgen05-rules.md §Syntax); there is
   // no st.red.
@@ -162,7 +162,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     return opcode_error(text,
                         "tcgen05.st has no '.red'; the load with reduction is tcgen05.ld.red "
                         "(rule R14)",
-                        Rule::kR14);
+                        Rule::kLoadReduceForm);
 
   // Positions of each qualifier; -1 = absent. Order is checked after classification.
   int pos_sync = -1, pos_aligned = -1, pos_shape = -1, pos_num = -1, pos_pack = -1, pos_type = -1;
@@ -180,7 +180,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                             "' belongs to tcgen05.ld.red (load with reduction); the form is "
                             "tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].TYPE "
                             "(rule R14)",
-                        Rule::kR14);
+                        Rule::kLoadReduceForm);
   };
   for (int i = red ? 3 : 2; i < static_cast<int>(tokens.size()); ++i) {
     std::string_view token = tokens[i];
@@ -196,7 +196,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
       return opcode_error(text,
                           "reduction '." + std::string(token) +
                               "' is not allowed; tcgen05.ld.red takes '.min' or '.max' (rule R14)",
-                          Rule::kR14);
+                          Rule::kLoadReduceForm);
     } else if (token == "abs" || token == "NaN") {
       if (!red) return red_only(token);
       int& pos = token == "abs" ? pos_abs : pos_nan;
@@ -215,13 +215,13 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                           "type '." + std::string(token) +
                               "' is not allowed; tcgen05.ld.red takes '.f32', '.u32' or '.s32' "
                               "(rule R14)",
-                          Rule::kR14);
+                          Rule::kLoadReduceForm);
     } else if (red && (token.starts_with("pack::") || token.starts_with("unpack::"))) {
       return opcode_error(text,
                           "'." + std::string(token) +
                               "' is not allowed on tcgen05.ld.red; it loads 32-bit values "
                               "without packing (rule R14)",
-                          Rule::kR14);
+                          Rule::kLoadReduceForm);
     } else if (token == "sync") {
       if (pos_sync >= 0) return duplicate(token);
       pos_sync = i;
@@ -239,7 +239,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                 (direction == Direction::kLoad ? "ld takes '.pack::16b' or nothing"
                                                : "st takes '.unpack::16b' or nothing") +
                 " (rule R6)",
-            Rule::kR6);
+            Rule::kPackModeOfDirection);
       }
       pos_pack = i;
     } else if (token.starts_with("pack::") || token.starts_with("unpack::")) {
@@ -247,7 +247,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                           "unknown packing '." + std::string(token) + "'; allowed: " +
                               (direction == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
                               " (rule R6)",
-                          Rule::kR6);
+                          Rule::kPackModeOfDirection);
     } else if (token == "b32") {
       if (pos_type >= 0) return duplicate(token);
       pos_type = i;
@@ -256,7 +256,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
       return opcode_error(text,
                           "type '." + std::string(token) +
                               "' is not allowed; tcgen05.ld/st take only '.b32' (rule R7)",
-                          Rule::kR7);
+                          Rule::kTypeB32);
     } else if (token.size() > 1 && token[0] == 'x' && parse_int(token.substr(1))) {
       if (pos_num >= 0) return duplicate(token);
       num = *parse_int(token.substr(1));
@@ -264,7 +264,7 @@ Result<Opcode> Opcode::parse(std::string_view text) {
         return opcode_error(text,
                             "'." + std::string(token) + "' is not a repetition count; allowed: " +
                                 std::string(kNumList) + " (rule R3)",
-                            Rule::kR3);
+                            Rule::kNumPowerOfTwo);
       pos_num = i;
     } else {
       bool found = false;
@@ -283,13 +283,13 @@ Result<Opcode> Opcode::parse(std::string_view text) {
                               "shape '." + std::string(token) +
                                   "' belongs to tcgen05.cp, not ld/st; allowed: " +
                                   std::string(kShapeList) + " (rule R2)",
-                              Rule::kR2);
+                              Rule::kKnownShape);
       }
       if (!token.empty() && token[0] >= '0' && token[0] <= '9')
         return opcode_error(text,
                             "unknown shape '." + std::string(token) +
                                 "'; allowed: " + std::string(kShapeList) + " (rule R2)",
-                            Rule::kR2);
+                            Rule::kKnownShape);
       return opcode_error(
           text, "unknown qualifier '." + std::string(token) + "'; the form is tcgen05." +
                     std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
@@ -297,26 +297,26 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     }
   }
 
-  if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)", Rule::kR8);
+  if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)", Rule::kSyncAligned);
   if (pos_aligned < 0)
     return opcode_error(text,
                         "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
                         "though ptxas 13.0 accepts its absence (rule R8)",
-                        Rule::kR8);
+                        Rule::kSyncAligned);
   if (pos_shape < 0)
     return opcode_error(text, "missing shape; allowed: " + std::string(kShapeList) + " (rule R2)",
-                        Rule::kR2);
+                        Rule::kKnownShape);
   if (pos_num < 0)
     return opcode_error(
         text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)",
-        Rule::kR3);
+        Rule::kNumPowerOfTwo);
   if (red) {
     if (pos_red_op < 0)
-      return opcode_error(text, "missing the reduction '.min' or '.max' (rule R14)", Rule::kR14);
+      return opcode_error(text, "missing the reduction '.min' or '.max' (rule R14)", Rule::kLoadReduceForm);
     if (pos_type < 0)
-      return opcode_error(text, "missing type '.f32', '.u32' or '.s32' (rule R14)", Rule::kR14);
+      return opcode_error(text, "missing type '.f32', '.u32' or '.s32' (rule R14)", Rule::kLoadReduceForm);
     if (auto problem = reduce_field_error(shape, num, reduction))
-      return opcode_error(text, *problem + " (rule R14)", Rule::kR14);
+      return opcode_error(text, *problem + " (rule R14)", Rule::kLoadReduceForm);
     // Order: .sync/.aligned, shape, .xN, then .redOp, .abs, .NaN and the type in any order (ptxas
     // 13.0 accepts each order; the ISA text and its example differ: docs/tcgen05-rules.md
     // §Targets).
@@ -327,9 +327,9 @@ Result<Opcode> Opcode::parse(std::string_view text) {
       return opcode_error(text, "qualifiers out of order; the form is " + std::string(kReduceForm));
     return Opcode(direction, shape, num, false, reduction);
   }
-  if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)", Rule::kR7);
+  if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)", Rule::kTypeB32);
   if (auto problem = field_error(direction, shape, num))
-    return opcode_error(text, *problem + " (rule R4)", Rule::kR4);
+    return opcode_error(text, *problem + " (rule R4)", Rule::kAtMost128Registers);
 
   // Order: .sync/.aligned (either order), shape, then .xN and pack (either order, as ptxas
   // accepts), and the type last.
@@ -354,25 +354,25 @@ std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediat
                                             "reduction, between the vector and [taddr] (rule R14)"
                                           : " takes no redval; only tcgen05.ld.red has one "
                                             "(rule R14)"))
-        .set_rule(Rule::kR14);
+        .set_rule(Rule::kLoadReduceForm);
   if (vector_length != regs_per_thread()) {
     return Error(ErrorCode::kOpcode,
                  to_string() + " takes a vector of " + std::to_string(regs_per_thread()) +
                      " registers per thread, got " + std::to_string(vector_length) +
                      (packed_ ? " (pack/unpack does not change the count)" : "") + " (rule R5)")
-        .set_rule(Rule::kR5);
+        .set_rule(Rule::kVectorLengthIsNregs);
   }
   if (is_split() && !has_immediate)
     return Error(ErrorCode::kOpcode,
                  to_string() +
                      " needs the immediate immHalfSplitoff (the second access's "
                      "address offset) (rule R9)")
-        .set_rule(Rule::kR9);
+        .set_rule(Rule::kSplitOffsetOnlyFor16x32bx2);
   if (!is_split() && has_immediate)
     return Error(ErrorCode::kOpcode, to_string() +
                                          " takes no immediate; only .16x32bx2 has "
                                          "immHalfSplitoff (rule R9)")
-        .set_rule(Rule::kR9);
+        .set_rule(Rule::kSplitOffsetOnlyFor16x32bx2);
   return std::nullopt;
 }
 
@@ -398,7 +398,7 @@ Error Opcode::unsupported_target_error(Target target) const {
   std::string allowed;
   for (Target t : targets())
     allowed += (allowed.empty() ? "" : ", ") + std::string(tmem::to_string(t));
-  const Rule rule = reduces() ? Rule::kR14 : Rule::kR15;
+  const Rule rule = reduces() ? Rule::kLoadReduceForm : Rule::kTargetAndVersion;
   // The wording the IR verifier has always used, with the rule for ld.red (which users meet on the
   // default target, sm_100a).
   return Error(ErrorCode::kTarget,

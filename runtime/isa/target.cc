@@ -50,7 +50,7 @@ Result<Target> parse_target(std::string_view text) {
   if (text == "sm_90" || text == "sm_90a")
     message += " (sm_90 has no tcgen05; Hopper runs the emulation: tmemjit run --device emu)";
   message += "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f";
-  return Error(ErrorCode::kTarget, message).set_rule(Rule::kR15);
+  return Error(ErrorCode::kTarget, message).set_rule(Rule::kTargetAndVersion);
 }
 
 PtxVersion min_ptx_version(Target target) noexcept { return row(target).min_version; }

@@ -140,7 +140,7 @@ Status check_cta_groups(std::string_view ptx_text) {
     return Error(ErrorCode::kRule, "ptx: kernel " + name + " mixes " + where(a) + " and " +
                                        where(b) +
                                        "; all tcgen05 instructions of a kernel use one .cta_group")
-        .set_rule(Rule::kR27);
+        .set_rule(Rule::kOneCtaGroupPerKernel);
   }
   return std::monostate{};
 }

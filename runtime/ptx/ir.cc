@@ -482,7 +482,7 @@ class FunctionVerifier {
                        " (instruction " + std::to_string(cta_group_index_) + ") and .cta_group::" +
                        std::to_string(group) + " (instruction " + std::to_string(index_) +
                        "); all tcgen05 instructions of a kernel use one .cta_group")
-          .set_rule(Rule::kR27);
+          .set_rule(Rule::kOneCtaGroupPerKernel);
     if (cta_group_ == 0) cta_group_index_ = index_;
     cta_group_ = group;
     return std::nullopt;
@@ -524,7 +524,7 @@ class FunctionVerifier {
                                          std::string(to_string(module_.target())) +
                                          "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, "
                                          "sm_110a, sm_110f")
-        .set_rule(Rule::kR15);
+        .set_rule(Rule::kTargetAndVersion);
   }
 
   std::optional<Error> check_tcgen05(const Instruction& i) {
@@ -555,7 +555,7 @@ class FunctionVerifier {
                                            std::string(to_string(target)) + " needs .version " +
                                            need.to_string() + ", the module has " +
                                            module_.version().to_string())
-          .set_rule(opcode.reduces() ? Rule::kR14 : Rule::kR15);
+          .set_rule(opcode.reduces() ? Rule::kLoadReduceForm : Rule::kTargetAndVersion);
     return std::nullopt;
   }
 
@@ -718,7 +718,7 @@ Result<bool> Module::verify() const {
     return Error(ErrorCode::kTarget, "target " + std::string(to_string(target_)) +
                                          " needs .version " + min_ptx_version(target_).to_string() +
                                          ", the module has " + version_.to_string())
-        .set_rule(Rule::kR15);
+        .set_rule(Rule::kTargetAndVersion);
   std::set<std::string> globals;
   for (const SharedVar& v : shared_) {
     if (!is_identifier(v.name) || v.count < 1 || v.align < 1 || (v.align & (v.align - 1)) != 0)

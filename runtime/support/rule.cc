@@ -7,8 +7,10 @@
 namespace tmem {
 namespace {
 
-constexpr int kFirstTcgen05 = static_cast<int>(Rule::kR1);
+constexpr int kFirstTcgen05 = static_cast<int>(Rule::kLdOrSt);
 constexpr int kTcgen05Rules = 31;
+static_assert(static_cast<int>(Rule::kWaitBeforeReuse) == kFirstTcgen05 + kTcgen05Rules - 1,
+              "the named tcgen05 rules are R1..R31 in id order");
 
 // The words of the rules of docs/transfer-semantics.md §Rules, in enum order from kNone.
 constexpr std::array<const char*, kFirstTcgen05> kWords = {

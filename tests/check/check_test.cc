@@ -320,12 +320,12 @@ TEST(TransferSpec, SplitNeedsItsSecondRegionAndImmediate) {
   auto spec =
       tmem::TransferSpec::from_fields(text.op, text.scope, text.tmem, text.regs, t2, std::nullopt);
   ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.error().rule(), tmem::Rule::kR9) << spec.error().message();
+  EXPECT_EQ(spec.error().rule(), tmem::Rule::kSplitOffsetOnlyFor16x32bx2) << spec.error().message();
   auto plain = tmemjit_test::seed_layout_b(true);
   spec = tmem::TransferSpec::from_fields(plain.op, plain.scope, plain.tmem, plain.regs,
                                          std::nullopt, "8");
   ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.error().rule(), tmem::Rule::kR9) << spec.error().message();
+  EXPECT_EQ(spec.error().rule(), tmem::Rule::kSplitOffsetOnlyFor16x32bx2) << spec.error().message();
   EXPECT_FALSE(tmem::Scope::parse("warp:32").ok());
   EXPECT_FALSE(tmem::Scope::parse("cta:0").ok());
   EXPECT_FALSE(tmem::Scope::parse("block").ok());

@@ -255,7 +255,7 @@ TEST(ThreadAxes, TheReferenceAndThePerDimProofAgree) {
 // ---- Error::rule() --------------------------------------------------------------------------
 
 TEST(RuleNames, RoundTripAndTcgen05Ids) {
-  for (int i = 0; i <= static_cast<int>(tmem::Rule::kR31); ++i) {
+  for (int i = 0; i <= static_cast<int>(tmem::Rule::kWaitBeforeReuse); ++i) {
     const auto rule = static_cast<tmem::Rule>(i);
     auto parsed = tmem::parse_rule(tmem::to_string(rule));
     ASSERT_TRUE(parsed.has_value()) << tmem::to_string(rule);
@@ -263,7 +263,7 @@ TEST(RuleNames, RoundTripAndTcgen05Ids) {
   }
   EXPECT_STREQ(tmem::to_string(tmem::Rule::kPlacement), "placement");
   EXPECT_STREQ(tmem::to_string(tmem::Rule::kNone), "none");
-  EXPECT_EQ(tmem::tcgen05_rule(17), tmem::Rule::kR17);
+  EXPECT_EQ(tmem::tcgen05_rule(17), tmem::Rule::kLanesInWarpChunk);
   EXPECT_STREQ(tmem::to_string(tmem::tcgen05_rule(31)), "R31");
   EXPECT_EQ(tmem::tcgen05_rule(0), tmem::Rule::kNone);
   EXPECT_EQ(tmem::tcgen05_rule(32), tmem::Rule::kNone);
@@ -272,26 +272,26 @@ TEST(RuleNames, RoundTripAndTcgen05Ids) {
 
 TEST(RuleNames, OpcodeTargetAndSpecErrorsNameTheirRule) {
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.aligned.32x32b.x3.b32").error().rule(),
-            tmem::Rule::kR3);
+            tmem::Rule::kNumPowerOfTwo);
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.aligned.32x128b.x1.b32").error().rule(),
-            tmem::Rule::kR2);
+            tmem::Rule::kKnownShape);
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.aligned.16x256b.x64.b32").error().rule(),
-            tmem::Rule::kR4);
+            tmem::Rule::kAtMost128Registers);
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.st.sync.aligned.32x32b.x1.pack::16b.b32").error().rule(),
-            tmem::Rule::kR6);
-  EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.32x32b.x1.b32").error().rule(), tmem::Rule::kR8);
+            tmem::Rule::kPackModeOfDirection);
+  EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.32x32b.x1.b32").error().rule(), tmem::Rule::kSyncAligned);
   // ld.red is supported (issue 21); .b32 is not one of its types (R14).
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.red.sync.aligned.32x32b.x2.b32").error().rule(),
-            tmem::Rule::kR14);
+            tmem::Rule::kLoadReduceForm);
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.mv.sync.aligned.32x32b.x2.b32").error().rule(),
-            tmem::Rule::kR1);
+            tmem::Rule::kLdOrSt);
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.aligned.32x32b.x1.f32").error().rule(),
-            tmem::Rule::kR7);
-  EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.aligned").error().rule(), tmem::Rule::kR2);
-  EXPECT_EQ(tmem::parse_target("sm_90a").error().rule(), tmem::Rule::kR15);
+            tmem::Rule::kTypeB32);
+  EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.aligned").error().rule(), tmem::Rule::kKnownShape);
+  EXPECT_EQ(tmem::parse_target("sm_90a").error().rule(), tmem::Rule::kTargetAndVersion);
   auto op = tmem::Opcode::parse("tcgen05.ld.sync.aligned.32x32b.x2.b32").value();
-  EXPECT_EQ(op.check_operands(3, false)->rule(), tmem::Rule::kR5);
-  EXPECT_EQ(op.check_operands(2, true)->rule(), tmem::Rule::kR9);
+  EXPECT_EQ(op.check_operands(3, false)->rule(), tmem::Rule::kVectorLengthIsNregs);
+  EXPECT_EQ(op.check_operands(2, true)->rule(), tmem::Rule::kSplitOffsetOnlyFor16x32bx2);
   // A parse error is no rule.
   EXPECT_EQ(tmem::Opcode::parse("tcgen06").error().rule(), tmem::Rule::kNone);
 }

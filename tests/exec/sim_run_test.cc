@@ -245,7 +245,7 @@ TEST(SimRun, AShiftOntoTheNextRepeatBreaksTheOrderingRule) {
   auto report = tmem::run_transfer(spec, broken, sim()).value();
   EXPECT_FALSE(report.passed());
   for (size_t k : {1u, 2u}) {
-    EXPECT_EQ(report.checks[k].rule, tmem::Rule::kR31) << report.checks[k].error;
+    EXPECT_EQ(report.checks[k].rule, tmem::Rule::kWaitBeforeReuse) << report.checks[k].error;
     EXPECT_NE(report.checks[k].error.find("has not executed tcgen05.wait::st since"),
               std::string::npos)
         << report.checks[k].error;
@@ -264,7 +264,7 @@ TEST(SimRun, APlanThatLeavesTheAllocationBreaksARuntimeRule) {
   EXPECT_FALSE(report->passed());
   const tmem::CheckResult& roundtrip = report->checks[1];
   EXPECT_FALSE(roundtrip.passed);
-  EXPECT_EQ(roundtrip.rule, tmem::Rule::kR19) << roundtrip.error;
+  EXPECT_EQ(roundtrip.rule, tmem::Rule::kColumnsAllocated) << roundtrip.error;
   EXPECT_NE(roundtrip.error.find("TMEM lane 0, column 447, which is not allocated"),
             std::string::npos)
       << roundtrip.error;

@@ -97,7 +97,7 @@ TEST_P(LdRedR14, LegalFormPassesAndTheNearMissBreaksR14) {
   auto bad = Opcode::parse(c.illegal);
   ASSERT_FALSE(bad.ok()) << c.bullet << ": " << c.illegal << " was accepted";
   EXPECT_EQ(bad.error().code(), tmem::ErrorCode::kOpcode);
-  EXPECT_EQ(bad.error().rule(), Rule::kR14) << bad.error().message();
+  EXPECT_EQ(bad.error().rule(), Rule::kLoadReduceForm) << bad.error().message();
   EXPECT_EQ(bad.error().message().find('\n'), std::string::npos);
 }
 
@@ -138,12 +138,12 @@ TEST(LdRed, MakeLoadReduceAppliesR14) {
                     Opcode::make_load_reduce(Shape::k16x128b, 4, f32),
                     Opcode::make_load_reduce(Shape::k32x32b, 1, f32)}) {
     ASSERT_FALSE(made.ok());
-    EXPECT_EQ(made.error().rule(), Rule::kR14);
+    EXPECT_EQ(made.error().rule(), Rule::kLoadReduceForm);
   }
   // R3 before R14: a count that is no repetition count at all.
   auto three = Opcode::make_load_reduce(Shape::k32x32b, 3, f32);
   ASSERT_FALSE(three.ok());
-  EXPECT_EQ(three.error().rule(), Rule::kR3);
+  EXPECT_EQ(three.error().rule(), Rule::kNumPowerOfTwo);
 }
 
 TEST(LdRed, RedvalOperandIsRequiredExactlyOnLdRed) {
@@ -152,14 +152,14 @@ TEST(LdRed, RedvalOperandIsRequiredExactlyOnLdRed) {
   EXPECT_FALSE(reduce.check_operands(4, false, /*has_redval=*/true).has_value());
   auto missing = reduce.check_operands(4, false, /*has_redval=*/false);
   ASSERT_TRUE(missing.has_value());
-  EXPECT_EQ(missing->rule(), Rule::kR14);
+  EXPECT_EQ(missing->rule(), Rule::kLoadReduceForm);
   EXPECT_FALSE(plain.check_operands(4, false).has_value());
   auto extra = plain.check_operands(4, false, /*has_redval=*/true);
   ASSERT_TRUE(extra.has_value());
-  EXPECT_EQ(extra->rule(), Rule::kR14);
+  EXPECT_EQ(extra->rule(), Rule::kLoadReduceForm);
   // R5 and R9 apply to ld.red as to ld.
-  EXPECT_EQ(reduce.check_operands(3, false, true)->rule(), Rule::kR5);
-  EXPECT_EQ(reduce.check_operands(4, true, true)->rule(), Rule::kR9);
+  EXPECT_EQ(reduce.check_operands(3, false, true)->rule(), Rule::kVectorLengthIsNregs);
+  EXPECT_EQ(reduce.check_operands(4, true, true)->rule(), Rule::kSplitOffsetOnlyFor16x32bx2);
 }
 
 // R14's last bullet: sm_103a/f and sm_110a/f only, .version 8.8 (9.0 for sm_110).
@@ -176,7 +176,7 @@ TEST(LdRed, TargetsAndVersions) {
   EXPECT_TRUE(reduce.without_reduction().supports(Target::kSm100a));
   const tmem::Error error = reduce.unsupported_target_error(Target::kSm100a);
   EXPECT_EQ(error.code(), tmem::ErrorCode::kTarget);
-  EXPECT_EQ(error.rule(), Rule::kR14);
+  EXPECT_EQ(error.rule(), Rule::kLoadReduceForm);
   for (const char* name : {"sm_103a", "sm_103f", "sm_110a", "sm_110f", "sm_100a"})
     EXPECT_NE(error.message().find(name), std::string::npos) << error.message();
 }
@@ -209,7 +209,7 @@ TEST(LdRed, PtxIrPrintsRedvalAndChecksTargetAndRegisterWidth) {
   EXPECT_NE(text.find(".version 8.8"), std::string::npos) << text;
   auto on_sm100 = build(Target::kSm100a, RegClass::kB32).verify();
   ASSERT_FALSE(on_sm100.ok());
-  EXPECT_EQ(on_sm100.error().rule(), Rule::kR14);
+  EXPECT_EQ(on_sm100.error().rule(), Rule::kLoadReduceForm);
   // redval must be a 32-bit register (R14).
   EXPECT_FALSE(build(Target::kSm103a, RegClass::kB64).verify().ok());
 }

@@ -188,16 +188,16 @@ TEST(Opcode, OperandRulesR5AndR9) {
   EXPECT_FALSE(split.check_operands(4, true).has_value());
   auto missing = split.check_operands(4, false);
   ASSERT_TRUE(missing.has_value());
-  EXPECT_EQ(missing->rule(), tmem::Rule::kR9) << missing->message();
+  EXPECT_EQ(missing->rule(), tmem::Rule::kSplitOffsetOnlyFor16x32bx2) << missing->message();
   auto plain = Opcode::parse("tcgen05.st.sync.aligned.16x256b.x2.unpack::16b.b32").value();
   EXPECT_FALSE(plain.check_operands(8, false).has_value());
   auto extra_imm = plain.check_operands(8, true);
   ASSERT_TRUE(extra_imm.has_value());
-  EXPECT_EQ(extra_imm->rule(), tmem::Rule::kR9) << extra_imm->message();
+  EXPECT_EQ(extra_imm->rule(), tmem::Rule::kSplitOffsetOnlyFor16x32bx2) << extra_imm->message();
   // Pack does not halve the count (docs/tcgen05-rules.md §Registers).
   auto halved = plain.check_operands(4, false);
   ASSERT_TRUE(halved.has_value());
-  EXPECT_EQ(halved->rule(), tmem::Rule::kR5) << halved->message();
+  EXPECT_EQ(halved->rule(), tmem::Rule::kVectorLengthIsNregs) << halved->message();
   EXPECT_NE(halved->message().find("8 registers"), std::string::npos);
 }
 

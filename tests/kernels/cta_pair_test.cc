@@ -201,7 +201,7 @@ TEST(DeviceFunctionPair, TransfersOfOneKernelMustAgreeR27) {
       continue;
     }
     ASSERT_FALSE(group.ok());
-    EXPECT_EQ(group.error().rule(), tmem::Rule::kR27) << group.error().full_text();
+    EXPECT_EQ(group.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << group.error().full_text();
     tmem::KernelSource source;
     source.language = tmem::Language::kPtx;
     source.text = ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k() { ret; }\n";
@@ -210,7 +210,7 @@ TEST(DeviceFunctionPair, TransfersOfOneKernelMustAgreeR27) {
     options.backend = tmem::Backend::kPtxas;
     auto kernel = tmem::compile_kernel(source, transfers, options);
     ASSERT_FALSE(kernel.ok());
-    EXPECT_EQ(kernel.error().rule(), tmem::Rule::kR27) << kernel.error().full_text();
+    EXPECT_EQ(kernel.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << kernel.error().full_text();
   }
 }
 

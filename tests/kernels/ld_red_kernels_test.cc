@@ -55,7 +55,7 @@ TEST(LdRedKernels, Sm100aIsRefusedNamingTheTargetsThatHaveIt) {
     auto module = tmem::kernels::build_kernel(plan, KernelKind::kLoad, target);
     ASSERT_FALSE(module.ok());
     EXPECT_EQ(module.error().code(), tmem::ErrorCode::kTarget);
-    EXPECT_EQ(module.error().rule(), tmem::Rule::kR14);
+    EXPECT_EQ(module.error().rule(), tmem::Rule::kLoadReduceForm);
   }
   for (Target target : {Target::kSm103a, Target::kSm103f, Target::kSm110a, Target::kSm110f})
     EXPECT_TRUE(tmem::kernels::build_kernel(plan, KernelKind::kLoad, target).ok())

@@ -358,7 +358,7 @@ TEST(PtxVerify, RejectsIllegalColumnCountsAndMixedCtaGroups) {
   g.emit(Instruction::tcgen05_relinquish(2));
   // A mix is the rule R27, not an IR misuse: the error says which instructions.
   EXPECT_EQ(print_error(n), ErrorCode::kRule);
-  EXPECT_EQ(n.verify().error().rule(), Rule::kR27);
+  EXPECT_EQ(n.verify().error().rule(), Rule::kOneCtaGroupPerKernel);
 }
 
 TEST(PtxVerify, RejectsMisusedReturnParameters) {

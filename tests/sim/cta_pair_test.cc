@@ -203,30 +203,30 @@ TEST(SimPairRules, MixedCtaGroupsR27) {
       continue;
     }
     ASSERT_FALSE(verified.ok());
-    EXPECT_EQ(verified.error().rule(), Rule::kR27) << verified.error().full_text();
+    EXPECT_EQ(verified.error().rule(), Rule::kOneCtaGroupPerKernel) << verified.error().full_text();
     EXPECT_EQ(verified.error().code(), ErrorCode::kRule);
   }
 }
 
 // R29: cta_group::2 needs its peer CTA launched.
-TEST(SimPairRules, PairWithoutAPeerCtaR29) { expect_rule(PairVariant{}, Rule::kR29, 1); }
+TEST(SimPairRules, PairWithoutAPeerCtaR29) { expect_rule(PairVariant{}, Rule::kOneWarpAllocates, 1); }
 
 TEST(SimPairRules, DifferentColumnCountsBetweenPeersR29) {
   PairVariant v;
   v.ncols = {32, 64};
-  expect_rule(v, Rule::kR29);
+  expect_rule(v, Rule::kOneWarpAllocates);
 }
 
 TEST(SimPairRules, DifferentWarpsOfThePeersR29) {
   PairVariant v;
   v.alloc_warp = {0, 1};
-  expect_rule(v, Rule::kR29);
+  expect_rule(v, Rule::kOneWarpAllocates);
 }
 
 TEST(SimPairRules, TwoWarpsOfOneCtaAllocateR29) {
   PairVariant v;
   v.second_alloc_by_warp1_of_cta0 = true;
-  expect_rule(v, Rule::kR29);
+  expect_rule(v, Rule::kOneWarpAllocates);
 }
 
 TEST(SimPairRules, AllocWithoutAPartnerR29) {
@@ -234,46 +234,46 @@ TEST(SimPairRules, AllocWithoutAPartnerR29) {
   v.alloc_warp = {0, -1};
   v.transfer = false;
   v.dealloc = {false, false};
-  expect_rule(v, Rule::kR29);
+  expect_rule(v, Rule::kOneWarpAllocates);
 }
 
 TEST(SimPairRules, DeallocAfterThePeerExitedR29) {
   PairVariant v;
   v.final_cluster_barrier = false;
-  expect_rule(v, Rule::kR29);
+  expect_rule(v, Rule::kOneWarpAllocates);
 }
 
 // R31: a CTA-local barrier does not order the peer's alloc before this CTA's use.
 TEST(SimPairRules, UseBeforeThePeerAllocOrderedR31) {
   PairVariant v;
   v.after_alloc = Sync::kCta;
-  expect_rule(v, Rule::kR31);
+  expect_rule(v, Rule::kWaitBeforeReuse);
 }
 
 TEST(SimPairRules, UseWhileThePeerNeverAllocatedR31) {
   PairVariant v;
   v.alloc_warp = {-1, 0};  // CTA 1's warps run on first after the barrier; CTA 0 never allocates
-  expect_rule(v, Rule::kR31);
+  expect_rule(v, Rule::kWaitBeforeReuse);
 }
 
 TEST(SimPairRules, DeallocBeforeThePeerAllocatedR31) {
   PairVariant v;
   v.alloc_warp = {0, -1};
   v.transfer = false;
-  expect_rule(v, Rule::kR31);
+  expect_rule(v, Rule::kWaitBeforeReuse);
 }
 
 // R31: one peer deallocates while the other's accesses are not ordered before it.
 TEST(SimPairRules, DeallocWhileThePeerIsStillUsingR31) {
   PairVariant v;
   v.before_dealloc = Sync::kCta;
-  expect_rule(v, Rule::kR31);
+  expect_rule(v, Rule::kWaitBeforeReuse);
 }
 
 TEST(SimPairRules, NothingLeftAllocatedR26) {
   PairVariant v;
   v.dealloc = {true, false};
-  expect_rule(v, Rule::kR26);
+  expect_rule(v, Rule::kDeallocBeforeExit);
 }
 
 TEST(SimPair, ClusterBarrierAfterAWarpExitedIsADeadlockNotAHang) {
