@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "runtime/ptx/ir.h"
+#include "tmem/device_function.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
-#include "tmem/specialize.h"
 #include "tmem/target.h"
 #include "tmem/transfer.h"
 

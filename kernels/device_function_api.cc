@@ -3,7 +3,7 @@
 
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
-#include "tmem/specialize.h"
+#include "tmem/device_function.h"
 
 namespace tmem {
 

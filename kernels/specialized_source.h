@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "kernels/device_function.h"
+#include "tmem/device_function.h"
 #include "tmem/result.h"
-#include "tmem/specialize.h"
 #include "tmem/target.h"
 
 namespace tmem::kernels {

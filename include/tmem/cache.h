@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "tmem/compile.h"  // CacheSource
 #include "tmem/export.h"
 #include "tmem/result.h"
 
@@ -115,12 +116,6 @@ Result<BundleSummary> export_cache_bundle(const std::string& path);
 // every entry), then writes its entries to the disk cache. Imports nothing on any mismatch, and
 // the error says why (kUsage for another build or toolkit, kIo for a damaged file).
 Result<BundleSummary> import_cache_bundle(const std::string& path);
-
-// Which tier answered a cached compile (CompileReport::cache): compiled by this call, memory,
-// the disk cache, or the remote cache.
-enum class CacheSource { kCompiled, kMemory, kDisk, kRemote };
-// "miss", "memory", "disk", "remote" (the `cache` field of `tmemjit specialize --json`).
-std::string_view to_string(CacheSource source) noexcept;
 
 }  // namespace tmem
 TMEMJIT_API_END

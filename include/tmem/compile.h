@@ -6,7 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include "tmem/cache.h"
 #include "tmem/code_stats.h"
 #include "tmem/export.h"
 #include "tmem/result.h"
@@ -105,6 +104,12 @@ Result<CompiledModule> compile_ptx(const std::string& ptx, const CompileOptions&
 // and its lowered (mangled) name is returned in CompiledModule::entry_name. Not cached.
 Result<CompiledModule> compile_cuda(const std::string& cuda_source, const std::string& kernel_name,
                                     const CompileOptions& options);
+
+// Which tier answered a cached compile (CompileReport::cache): compiled by this call, memory,
+// the disk cache, or the remote cache.
+enum class CacheSource { kCompiled, kMemory, kDisk, kRemote };
+// "miss", "memory", "disk", "remote" (the `cache` field of `tmemjit specialize --json`).
+std::string_view to_string(CacheSource source) noexcept;
 
 // What one cached compile did (compile_transfer and compile_kernel with a report).
 struct CompileReport {

@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "tmem/cache.h"
 #include "tmem/compile.h"
 #include "tmem/export.h"
 #include "tmem/kernel.h"

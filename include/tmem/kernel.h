@@ -8,19 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "tmem/dim3.h"
 #include "tmem/export.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
-
-// A dim3 without CUDA headers.
-struct Dim3 {
-  unsigned x = 1;
-  unsigned y = 1;
-  unsigned z = 1;
-};
 
 struct LaunchConfig {
   Dim3 grid;

@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
+#include "tmem/device_function.h"
 #include "tmem/result.h"
-#include "tmem/specialize.h"
 
 namespace tmem {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "tmem/kernel.h"
+#include "tmem/dim3.h"
 #include "tmem/result.h"
 #include "tmem/target.h"
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/cuda/driver.h"
+#include "tmem/cache.h"
 #include "tmem/compile.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/plan.h"
