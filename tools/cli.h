@@ -11,6 +11,7 @@
 
 #include "tmem/result.h"
 #include "tmem/select.h"
+#include "tmem/specialize.h"
 #include "tmem/transfer.h"
 
 namespace tmemjit_cli {
@@ -81,6 +82,10 @@ using CommandFn = int (*)(const std::vector<std::string>& argv);
 std::vector<OptionSpec> spec_options();
 // Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
+// The same, with the device-function options of a --spec file (tmem::parse_spec_file) over
+// `defaults`; without --spec the options are `defaults`.
+tmem::Result<tmem::SpecFile> spec_file_from_args(const Args& args,
+                                                 const tmem::DeviceFunctionOptions& defaults);
 // --op auto / auto.ld / auto.st: the selection (tmem/select.h) behind spec_from_args, for
 // --explain and check's --register-budget.
 std::optional<tmem::Direction> auto_direction(std::string_view op);

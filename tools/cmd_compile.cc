@@ -62,12 +62,9 @@ std::vector<OptionSpec> with(std::vector<OptionSpec> extra) {
   return options;
 }
 
-// --target: a tcgen05 target, or sm_90 for the emulated forms (parse_target refuses it: no
-// tcgen05 runs there).
+// --target: a tcgen05 target, or sm_90 for the emulated forms.
 tmem::Result<tmem::Target> target_of(const Args& args) {
-  const std::string text = args.get("--target").value_or("sm_100a");
-  if (text == "sm_90") return tmem::Target::kSm90;
-  return tmem::parse_target(text);
+  return tmem::parse_target(args.get("--target").value_or("sm_100a"));
 }
 
 // The device functions are text until compiled: refuse a target the opcode does not run on here,
@@ -108,26 +105,26 @@ tmem::Result<Synthesis> synthesize(const Args& args) {
       return tmem::Error(tmem::ErrorCode::kUsage, std::string(flag) +
                                                       " shapes a device function: use it with "
                                                       "--kernel cuda or --kernel func");
-  auto spec = spec_from_args(args);
-  if (!spec) return spec.error();
+  auto options =
+      function_options(args, out.kernel == "cuda" ? tmem::Language::kCuda : tmem::Language::kPtx);
+  if (!options) return options.error();
+  // A --spec file's options (wait, warp_argument, ...) override the flags' defaults.
+  auto file = spec_file_from_args(args, *options);
+  if (!file) return file.error();
+  const tmem::TransferSpec* spec = &file->spec;
   if (function) {
-    auto options =
-        function_options(args, out.kernel == "cuda" ? tmem::Language::kCuda : tmem::Language::kPtx);
-    if (!options) return options.error();
     if (auto error = unsupported_target(*spec, out.target)) return *error;
-    auto made = tmem::device_function(*spec, *options, out.target);
+    auto made = tmem::device_function(*spec, file->options, out.target);
     if (!made) return made.error();
     out.text = made->source;
     out.function = std::move(made).value();
     return out;
   }
-  auto cta_group = cta_group_from_args(args);
-  if (!cta_group) return cta_group.error();
-  tmem::CompileOptions options;
-  options.target = out.target;
-  options.cta_group = *cta_group;
-  auto ptx =
-      tmem::transfer_ptx(*spec, tmem::parse_kernel_kind(kind_name(out.kernel)).value(), options);
+  tmem::CompileOptions compile_options;
+  compile_options.target = out.target;
+  compile_options.cta_group = file->options.cta_group;
+  auto ptx = tmem::transfer_ptx(*spec, tmem::parse_kernel_kind(kind_name(out.kernel)).value(),
+                                compile_options);
   if (!ptx) return ptx.error();
   out.text = std::move(ptx).value();
   return out;
@@ -191,6 +188,16 @@ int cmd_compile(const std::vector<std::string>& argv) {
   if (auto target = args->get("--target")) {
     auto parsed = tmem::parse_target(*target);
     if (!parsed) return report(parsed.error(), json);
+    // parse_target takes the emulation target; the kernels compile builds are tcgen05 code.
+    if (*parsed == tmem::Target::kSm90)
+      return report(
+          tmem::Error(tmem::ErrorCode::kTarget,
+                      "tmemjit compile builds tcgen05 code, which sm_90 has not; --target "
+                      "takes sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f (the "
+                      "emulation runs through tmemjit run --device emu, or tmemjit "
+                      "specialize --target sm_90)")
+              .set_rule(tmem::Rule::kTargetAndVersion),
+          json);
     options.target = *parsed;
   }
   auto cta_group = cta_group_from_args(*args);
@@ -246,13 +253,14 @@ int cmd_compile(const std::vector<std::string>& argv) {
   tmem::Backend backend = options.backend;
   double compile_ms = 0;
   if (cuda || func) {  // not cached: neither is a harness kernel
-    auto spec = spec_from_args(*args);
-    if (!spec) return report(spec.error(), json);
     tmem::DeviceFunctionOptions function_options;
     function_options.language = cuda ? tmem::Language::kCuda : tmem::Language::kPtx;
     function_options.cta_group = options.cta_group;
-    if (auto error = unsupported_target(*spec, options.target)) return report(*error, json);
-    auto function = tmem::device_function(*spec, function_options, options.target);
+    // One spec-file format: a --spec file's device-function options apply here too.
+    auto file = spec_file_from_args(*args, function_options);
+    if (!file) return report(file.error(), json);
+    if (auto error = unsupported_target(file->spec, options.target)) return report(*error, json);
+    auto function = tmem::device_function(file->spec, file->options, options.target);
     if (!function) return report(function.error(), json);
     auto module =
         cuda ? tmem::compile_cuda(cuda_translation_unit(*function), "tmem_cuda_transfer", options)
@@ -265,10 +273,13 @@ int cmd_compile(const std::vector<std::string>& argv) {
   } else {
     auto kind = tmem::parse_kernel_kind(kind_name(kernel));
     if (!kind) return report(kind.error(), json);
-    auto spec = spec_from_args(*args);
-    if (!spec) return report(spec.error(), json);
+    tmem::DeviceFunctionOptions defaults;
+    defaults.cta_group = options.cta_group;
+    auto file = spec_file_from_args(*args, defaults);  // a --spec file may name cta_group
+    if (!file) return report(file.error(), json);
+    options.cta_group = file->options.cta_group;
     tmem::CompileReport info;
-    auto compiled = tmem::compile_transfer(*spec, options, *kind, &info);
+    auto compiled = tmem::compile_transfer(file->spec, options, *kind, &info);
     if (!compiled) return report(compiled.error(), json, {{"cache", cache_json(info)}});
     cubin.assign(compiled->cubin().begin(), compiled->cubin().end());
     log = std::move(info.log);

@@ -1,5 +1,5 @@
 // tmemjit specialize: a user's kernel (CUDA C++ or PTX) specialized for transfers given as spec
-// files, through compile_kernel (DESIGN.md §7).
+// files, through compile_kernel (docs/design.md §Specialization).
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -37,9 +37,9 @@ tmem::Result<std::string> read_text(const std::string& path, std::streamsize lim
   return text;
 }
 
-// --transfer N=SPEC.json: the spec's JSON keys (op, scope, tmem, regs[, tmem2, imm]) and,
-// optionally, the device function's: wait, warp_argument, column_argument (booleans) and
-// cta_group (1 or 2: the lifecycle helpers of one CTA or of a CTA pair).
+// --transfer N=SPEC.json: a spec file (tmem::parse_spec_file, one format for every reader) whose
+// device-function options (wait, warp_argument, column_argument, cta_group) override the
+// command line's; its "name", if any, must be N.
 tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
                                               const tmem::DeviceFunctionOptions& defaults) {
   const size_t eq = value.find('=');
@@ -51,40 +51,19 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
   const std::string path = value.substr(eq + 1);
   auto text = read_text(path, kMaxSpecBytes, "spec file");
   if (!text) return text.error();
-  if (auto depth = tmem::check_json_depth(*text, "spec file '" + tmem::quote_excerpt(path) + "'");
-      !depth)
-    return depth.error();
-  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
-  if (json.is_discarded() || !json.is_object())
-    return tmem::Error(
-        tmem::ErrorCode::kParse,
-        "spec file '" + path + "' is not a JSON object (transfer '" + options.name + "')");
-  for (auto [key, field] : {std::pair<const char*, bool*>{"wait", &options.wait},
-                            {"warp_argument", &options.warp_argument},
-                            {"column_argument", &options.column_argument}}) {
-    if (!json.contains(key)) continue;
-    if (!json[key].is_boolean())
-      return tmem::Error(tmem::ErrorCode::kParse,
-                         "spec file '" + path + "': '" + key + "' must be true or false");
-    *field = json[key].get<bool>();
-    json.erase(key);
-  }
-  if (json.contains("cta_group")) {
-    // Range-checked as JSON: get<int>() read 4294967298 as 2 (issue 30).
-    const nlohmann::json& group = json["cta_group"];
-    if (!group.is_number_integer() || (group != 1 && group != 2))
-      return tmem::Error(tmem::ErrorCode::kParse, "spec file '" + tmem::quote_excerpt(path) +
-                                                      "': 'cta_group' must be 1 or 2, got " +
-                                                      tmem::quote_excerpt(group.dump()));
-    options.cta_group = group.get<int>();
-    json.erase("cta_group");
-  }
-  auto spec = tmem::TransferSpec::from_json(json.dump());
-  if (!spec)
-    return tmem::Error(spec.error().code(),
-                       "transfer '" + options.name + "' (" + path + "): " + spec.error().message(),
-                       spec.error().details());
-  return tmem::NamedTransfer{std::move(spec).value(), options};
+  auto file = tmem::parse_spec_file(*text, options);
+  if (!file)
+    return tmem::Error(file.error().code(),
+                       "transfer '" + options.name + "' (" + tmem::quote_excerpt(path) +
+                           "): " + file.error().message(),
+                       file.error().details());
+  if (file->options.name != options.name)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "transfer '" + options.name + "' (" + tmem::quote_excerpt(path) +
+                           "): the spec file names it '" + tmem::quote_excerpt(file->options.name) +
+                           "'; drop its \"name\" or use --transfer " +
+                           tmem::quote_excerpt(file->options.name) + "=...");
+  return tmem::NamedTransfer{std::move(file->spec), file->options};
 }
 
 // `text` with its comments (// to the end of the line, /* */) turned into spaces, so that a
@@ -296,16 +275,9 @@ int cmd_specialize(const std::vector<std::string>& argv) {
 
   tmem::CompileOptions options;
   const std::string target_text = args->get("--target").value_or("sm_100a");
-  if (target_text == "sm_90") {
-    options.target = tmem::Target::kSm90;  // the emulation (parse_target refuses it)
-  } else {
-    auto target = tmem::parse_target(target_text);
-    if (!target)
-      return report(
-          tmem::Error(tmem::ErrorCode::kUsage, target.error().message() + ", or sm_90 (emulation)"),
-          json);
-    options.target = *target;
-  }
+  auto target = tmem::parse_target(target_text);  // sm_90 included: the emulation
+  if (!target) return report(tmem::Error(tmem::ErrorCode::kUsage, target.error().message()), json);
+  options.target = *target;
   if (auto backend = args->get("--backend")) {
     auto parsed = tmem::parse_backend(*backend);
     if (!parsed) return report(parsed.error(), json);

@@ -23,6 +23,14 @@
 namespace tmemjit_cli {
 namespace {
 
+// parse_target takes the emulation target; the harness kernels warmup builds are tcgen05 code.
+tmem::Error sm90_refused() {
+  return tmem::Error(tmem::ErrorCode::kTarget,
+                     "warmup precompiles tcgen05 harness kernels, which sm_90 has not; --target "
+                     "takes sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f")
+      .set_rule(tmem::Rule::kTargetAndVersion);
+}
+
 constexpr const char* kKinds = "roundtrip, store, load, fill";
 // Bounds of a spec list (docs/reliability.md, "Bounds"). A spec is a few hundred bytes
 // (tools/spec_args.cc refuses a --spec file over 1 MiB); so is a line. The file and the number of
@@ -109,6 +117,7 @@ tmem::Result<Item> parse_line(const std::string& text, size_t line, const Defaul
       return tmem::Error(tmem::ErrorCode::kParse, "\"target\" must be a string");
     auto target = tmem::parse_target(it->get<std::string>());
     if (!target) return target.error();
+    if (*target == tmem::Target::kSm90) return sm90_refused();
     these.options.target = *target;
     object.erase(it);
   }
@@ -191,6 +200,7 @@ int cmd_warmup(const std::vector<std::string>& argv) {
   if (auto target = args->get("--target")) {
     auto parsed = tmem::parse_target(*target);
     if (!parsed) return report(parsed.error(), json);
+    if (*parsed == tmem::Target::kSm90) return report(sm90_refused(), json);
     defaults.options.target = *parsed;
   }
   if (auto backend = args->get("--backend")) {

@@ -53,6 +53,13 @@ tmem::Result<int> cta_group_from_args(const Args& args) {
 }
 
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
+  auto file = spec_file_from_args(args, {});
+  if (!file) return file.error();
+  return std::move(file->spec);
+}
+
+tmem::Result<tmem::SpecFile> spec_file_from_args(const Args& args,
+                                                 const tmem::DeviceFunctionOptions& defaults) {
   if (!args.positional().empty()) {
     const std::string& word = args.positional()[0];
     std::error_code ec;
@@ -79,7 +86,7 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
       return tmem::Error(tmem::ErrorCode::kLimit, "spec file '" + *path + "' is larger than 1 MiB");
     if (in.bad())
       return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
-    return tmem::TransferSpec::from_json(text);
+    return tmem::parse_spec_file(text, defaults);
   }
   for (const char* field : {"--op", "--scope", "--tmem", "--regs"})
     if (!args.has(field))
@@ -90,15 +97,17 @@ tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
   if (auto_direction(*args.get("--op"))) {
     auto selection = selection_from_args(args);
     if (!selection) return selection.error();
-    return std::move(selection->spec);
+    return tmem::SpecFile{std::move(selection->spec), defaults, {}};
   }
   std::optional<std::string> tmem2 = args.get("--tmem2"), imm = args.get("--imm");
   std::optional<std::string_view> tmem2_view, imm_view;
   if (tmem2) tmem2_view = *tmem2;
   if (imm) imm_view = *imm;
-  return tmem::TransferSpec::from_fields(*args.get("--op"), *args.get("--scope"),
-                                         *args.get("--tmem"), *args.get("--regs"), tmem2_view,
-                                         imm_view);
+  auto spec = tmem::TransferSpec::from_fields(*args.get("--op"), *args.get("--scope"),
+                                              *args.get("--tmem"), *args.get("--regs"),
+                                              tmem2_view, imm_view);
+  if (!spec) return spec.error();
+  return tmem::SpecFile{std::move(spec).value(), defaults, {}};
 }
 
 }  // namespace tmemjit_cli

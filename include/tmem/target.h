@@ -21,15 +21,18 @@ struct PtxVersion {
 };
 
 // kSm90 is not a tcgen05 target: only the GPU emulation (kernels/emulation_kernels.h, TMEM in
-// global memory) builds for it. It is absent from all_targets() and parse_target(), and the PTX IR
-// refuses every tcgen05 instruction on it.
+// global memory) builds for it. It is absent from all_targets(); parse_target("sm_90") gives it
+// (the CLI, Python and C++ take the same names), and the PTX IR refuses every tcgen05
+// instruction on it.
 enum class Target { kSm100a, kSm100f, kSm103a, kSm103f, kSm110a, kSm110f, kSm90 };
 
 // Every target that accepts tcgen05.ld/st, in a fixed order (sm_100a first: the default).
 std::span<const Target> all_targets() noexcept;
 
 std::string_view to_string(Target target) noexcept;  // "sm_100a"
-Result<Target> parse_target(std::string_view text);  // names the allowed set on failure
+// Every name of all_targets() and "sm_90" (kSm90, the emulation); kTarget naming the allowed set
+// otherwise. A caller that needs tcgen05 (a harness kernel) refuses kSm90 itself.
+Result<Target> parse_target(std::string_view text);
 
 // Lowest .version whose PTX this target accepts: 8.6 for sm_100a, 8.8 for sm_100f/sm_103a/sm_103f,
 // 9.0 for sm_110a/sm_110f (sm_101a was renamed sm_110a in PTX ISA 9.0); 7.8 for sm_90.

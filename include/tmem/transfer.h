@@ -111,8 +111,10 @@ class TransferSpec {
                                           std::optional<std::string_view> imm = std::nullopt);
   // The canonical text of to_string(): one "key: value" line per field.
   static Result<TransferSpec> parse(std::string_view text);
-  // A JSON object with the keys op, scope, tmem, regs and optionally tmem2, imm (docs/design.md
-  // §CLI).
+  // A spec file (docs/design.md §CLI): a JSON object with the keys op, scope, tmem, regs and
+  // optionally tmem2, imm, and the device function's options (name, wait, warp_argument,
+  // column_argument, cta_group), which are checked and dropped here; parse_spec_file
+  // (tmem/specialize.h) returns them.
   static Result<TransferSpec> from_json(std::string_view json);
 
   const Opcode& op() const noexcept { return op_; }

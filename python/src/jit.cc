@@ -24,8 +24,7 @@ tmem::CompileOptions compile_options(const std::string& target, const std::strin
                                      const std::string& keep_dir,
                                      const std::vector<std::string>& extra_options) {
   tmem::CompileOptions options;
-  // sm_90 is the emulation target: not in parse_target (no tcgen05), but compile_kernel takes it.
-  options.target = target == "sm_90" ? tmem::Target::kSm90 : unwrap(tmem::parse_target(target));
+  options.target = unwrap(tmem::parse_target(target));  // sm_90 included: the emulation
   options.backend = unwrap(tmem::parse_backend(backend));
   options.opt_level = opt_level;
   options.line_info = line_info;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "tmem/specialize.h"
 #include "tmem/text.h"
 
 namespace tmem {
@@ -214,6 +215,13 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
 }
 
 Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
+  auto file = parse_spec_file(json_text);
+  if (!file.ok()) return std::move(file).error();
+  return std::move(file->spec);
+}
+
+Result<SpecFile> parse_spec_file(std::string_view json_text,
+                                 const DeviceFunctionOptions& defaults) {
   if (json_text.size() > kMaxSpecBytes) return too_long("spec JSON", json_text.size());
   // nlohmann's parser ends the text at a NUL byte: what followed it was silently dropped.
   if (const size_t nul = json_text.find('\0'); nul != std::string_view::npos)
@@ -226,12 +234,44 @@ Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   if (!json.is_object())
     return Error(ErrorCode::kParse, "spec JSON must be an object with keys op, scope, tmem, regs");
   static constexpr std::string_view kKeys[6] = {"op", "scope", "tmem", "regs", "tmem2", "imm"};
+  static constexpr std::string_view kOptionKeys[5] = {"name", "wait", "warp_argument",
+                                                      "column_argument", "cta_group"};
   for (auto it = json.begin(); it != json.end(); ++it) {
     bool known = false;
     for (auto key : kKeys) known |= it.key() == key;
+    for (auto key : kOptionKeys) known |= it.key() == key;
     if (!known)
       return Error(ErrorCode::kParse, "spec JSON has an unknown key '" + excerpt(it.key()) +
-                                          "' (keys: op, scope, tmem, regs, tmem2, imm)");
+                                          "' (keys: op, scope, tmem, regs, tmem2, imm; device "
+                                          "function: name, wait, warp_argument, "
+                                          "column_argument, cta_group)");
+  }
+  DeviceFunctionOptions options = defaults;
+  std::vector<std::string> option_keys;
+  for (std::string_view key : kOptionKeys) {
+    auto it = json.find(std::string(key));
+    if (it == json.end()) continue;
+    option_keys.emplace_back(key);
+    if (key == "name") {
+      if (!it->is_string())
+        return Error(ErrorCode::kParse, "spec JSON key 'name' must be a string, got " +
+                                            excerpt(it->dump()));
+      options.name = it->get<std::string>();
+    } else if (key == "cta_group") {
+      // Range-checked as JSON: get<int>() read 4294967298 as 2 (issue 30).
+      if (!it->is_number_integer() || (*it != 1 && *it != 2))
+        return Error(ErrorCode::kParse,
+                     "spec JSON key 'cta_group' must be 1 or 2, got " + excerpt(it->dump()));
+      options.cta_group = it->get<int>();
+    } else {
+      if (!it->is_boolean())
+        return Error(ErrorCode::kParse, "spec JSON key '" + std::string(key) +
+                                            "' must be true or false, got " + excerpt(it->dump()));
+      bool& field = key == "wait"            ? options.wait
+                    : key == "warp_argument" ? options.warp_argument
+                                             : options.column_argument;
+      field = it->get<bool>();
+    }
   }
   std::string values[5];
   for (int i = 0; i < 5; ++i) {
@@ -262,7 +302,9 @@ Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
   if (json.contains("tmem2")) tmem2 = values[4];
   std::optional<std::string_view> imm_view;
   if (imm) imm_view = *imm;
-  return from_fields(values[0], values[1], values[2], values[3], tmem2, imm_view);
+  auto spec = TransferSpec::from_fields(values[0], values[1], values[2], values[3], tmem2, imm_view);
+  if (!spec.ok()) return std::move(spec).error();
+  return SpecFile{std::move(spec).value(), std::move(options), std::move(option_keys)};
 }
 
 std::string TransferSpec::to_string() const {

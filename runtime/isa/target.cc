@@ -45,11 +45,13 @@ std::string_view to_string(Target target) noexcept { return row(target).name; }
 Result<Target> parse_target(std::string_view text) {
   for (Target target : kAllTargets)
     if (row(target).name == text) return target;
+  // The emulation target: every reader of a target (CLI, Python, C++) takes the same names.
+  if (text == row(Target::kSm90).name) return Target::kSm90;
   std::string message = "unknown target '" + std::string(text) + "'";
   if (text == "sm_101a" || text == "sm_101f") message += " (PTX ISA 9.0 renamed sm_101 to sm_110)";
-  if (text == "sm_90" || text == "sm_90a")
-    message += " (sm_90 has no tcgen05; Hopper runs the emulation: tmemjit run --device emu)";
-  message += "; tcgen05 runs on: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f";
+  if (text == "sm_90a") message += " (the emulation target is sm_90)";
+  message +=
+      "; targets: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f (tcgen05), sm_90 (emulation)";
   return Error(ErrorCode::kTarget, message).set_rule(Rule::kTargetAndVersion);
 }
 

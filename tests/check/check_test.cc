@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "common/spec_fixtures.h"
+#include "tmem/specialize.h"
 
 namespace {
 
@@ -311,6 +314,63 @@ TEST(TransferSpec, TextAndJsonRoundTrip) {
   EXPECT_FALSE(tmem::TransferSpec::from_json("{\"op\": 3}").ok());
   EXPECT_FALSE(tmem::TransferSpec::from_json("not json").ok());
   EXPECT_FALSE(tmem::TransferSpec::parse("op: x\nbogus: 1").ok());
+}
+
+// One spec-file format (issue 29 item 5): the device-function options ride in the spec's JSON;
+// from_json checks and drops them, parse_spec_file returns them over the caller's defaults.
+TEST(TransferSpec, SpecFileCarriesTheDeviceFunctionOptions) {
+  const tmem::TransferSpec spec = tmemjit_test::seed_layout_b(true).make();
+  nlohmann::json json = nlohmann::json::parse(spec.to_json());
+  json["name"] = "acc_load";
+  json["wait"] = false;
+  json["warp_argument"] = true;
+  json["column_argument"] = true;
+  json["cta_group"] = 2;
+  auto plain = tmem::TransferSpec::from_json(json.dump());
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_EQ(*plain, spec);
+  tmem::DeviceFunctionOptions defaults;
+  defaults.language = tmem::Language::kPtx;
+  auto file = tmem::parse_spec_file(json.dump(), defaults);
+  ASSERT_TRUE(file.ok()) << file.error().message();
+  EXPECT_EQ(file->spec, spec);
+  EXPECT_EQ(file->options.name, "acc_load");
+  EXPECT_EQ(file->options.language, tmem::Language::kPtx);  // not a file key: the default's
+  EXPECT_FALSE(file->options.wait);
+  EXPECT_TRUE(file->options.warp_argument);
+  EXPECT_TRUE(file->options.column_argument);
+  EXPECT_EQ(file->options.cta_group, 2);
+  EXPECT_EQ(file->option_keys, (std::vector<std::string>{"name", "wait", "warp_argument",
+                                                         "column_argument", "cta_group"}));
+  // Without option keys the options are the defaults.
+  auto bare = tmem::parse_spec_file(spec.to_json(), defaults);
+  ASSERT_TRUE(bare.ok()) << bare.error().message();
+  EXPECT_EQ(bare->options, defaults);
+  EXPECT_TRUE(bare->option_keys.empty());
+}
+
+TEST(TransferSpec, SpecFileRefusesABadOptionNamingTheKey) {
+  const std::string base = tmemjit_test::seed_layout_b(true).make().to_json();
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* message;
+  };
+  for (const Case& c : {Case{"wait", "1", "'wait' must be true or false, got 1"},
+                        Case{"column_argument", "\"yes\"", "'column_argument' must be true or false"},
+                        Case{"cta_group", "3", "'cta_group' must be 1 or 2, got 3"},
+                        Case{"name", "7", "'name' must be a string, got 7"},
+                        Case{"bogus", "1", "unknown key 'bogus' (keys: op, scope, tmem, regs, "
+                                           "tmem2, imm; device function: name, wait"}}) {
+    nlohmann::json json = nlohmann::json::parse(base);
+    json[c.key] = nlohmann::json::parse(c.value);
+    for (bool options : {false, true}) {
+      auto error = options ? tmem::parse_spec_file(json.dump()).error()
+                           : tmem::TransferSpec::from_json(json.dump()).error();
+      EXPECT_EQ(error.code(), tmem::ErrorCode::kParse) << c.key;
+      EXPECT_NE(error.message().find(c.message), std::string::npos) << error.message();
+    }
+  }
 }
 
 TEST(TransferSpec, SplitNeedsItsSecondRegionAndImmediate) {

@@ -169,11 +169,16 @@ TEST(EmulationKernels, Sm90IsOnlyTheEmulationTarget) {
   for (Target target : tmem::all_targets()) EXPECT_NE(target, Target::kSm90);
   EXPECT_EQ(tmem::to_string(Target::kSm90), "sm_90");
   EXPECT_EQ(tmem::min_ptx_version(Target::kSm90), (tmem::PtxVersion{7, 8}));
+  // parse_target takes every name the CLI and Python take, the emulation's included.
   auto parsed = tmem::parse_target("sm_90");
-  ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().code(), tmem::ErrorCode::kTarget);
-  EXPECT_NE(parsed.error().message().find("sm_90 has no tcgen05"), std::string::npos)
-      << parsed.error().message();
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(*parsed, Target::kSm90);
+  EXPECT_EQ(tmem::parse_target(tmem::to_string(*parsed)).value(), Target::kSm90);
+  auto hopper_arch = tmem::parse_target("sm_90a");
+  ASSERT_FALSE(hopper_arch.ok());
+  EXPECT_EQ(hopper_arch.error().code(), tmem::ErrorCode::kTarget);
+  EXPECT_NE(hopper_arch.error().message().find("the emulation target is sm_90"), std::string::npos)
+      << hopper_arch.error().message();
   EXPECT_FALSE(tmem::runs_on(Target::kSm90, 86));
   EXPECT_TRUE(tmem::runs_on(Target::kSm90, 90));
   EXPECT_TRUE(tmem::runs_on(Target::kSm90, 100));

@@ -53,6 +53,43 @@ TEST(CliCheck, SpecFileAndPlan) {
       << text.out;
 }
 
+// One spec-file format (issue 29 item 5): check, plan and ptx --spec read a file that carries
+// the device function's options; ptx --kernel cuda applies them, specialize refuses a "name"
+// that is not the transfer's.
+TEST(CliCheck, SpecFileWithDeviceFunctionOptions) {
+  nlohmann::json json = nlohmann::json::parse(tmemjit_test::seed_layout_b(true).make().to_json());
+  json["name"] = "acc_load";
+  json["wait"] = false;
+  json["column_argument"] = true;
+  json["cta_group"] = 1;
+  std::string path = testing::TempDir() + "/with_options.json";
+  std::ofstream(path) << json.dump();
+  for (const char* command : {"check", "plan"}) {
+    auto r = run_cli(command, "--spec", path, "--json");
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.out << r.err;
+  }
+  auto cuda = run_cli("ptx", "--kernel", "cuda", "--spec", path);
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.out.find("constexpr int acc_load_regs"), std::string::npos) << cuda.out;
+  EXPECT_NE(cuda.out.find("unsigned int column)"), std::string::npos) << cuda.out;
+  json["bogus"] = 1;
+  std::ofstream(path) << json.dump();
+  auto bad = run_cli("check", "--spec", path, "--json");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("unknown key 'bogus'"), std::string::npos) << bad.out;
+}
+
+TEST(CliCheck, CompileOfAHarnessKernelRefusesTheEmulationTarget) {
+  auto spec = tmemjit_test::seed_layout_b(true).make();
+  std::string path = testing::TempDir() + "/seed_b.json";
+  std::ofstream(path) << spec.to_json();
+  auto r = run_cli("compile", "--target", "sm_90", "--spec", path, "--json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("tmemjit compile builds tcgen05 code, which sm_90 has not"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliCheck, UsageErrors) {
   EXPECT_EQ(run_cli("check", "--op", "tcgen05.ld.sync.aligned.32x32b.x1.b32").exit_code, 2);
   EXPECT_EQ(run_cli("check", "--spec", "/nonexistent/spec.json").exit_code, 2);
