@@ -41,6 +41,7 @@ from ._tmemjit import (
     same_owners,
     select,
     set_cache_dir,
+    set_warning_handler,
     warmup,
 )
 from ._specialize import Transfer, compile_kernel, device_function
@@ -75,5 +76,6 @@ __all__ = [
     "same_owners",
     "select",
     "set_cache_dir",
+    "set_warning_handler",
     "warmup",
 ]

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/cache/atomic_file.h"
+#include "runtime/support/warning.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -147,7 +148,7 @@ std::atomic<bool> g_layout_warned{false};
 // (`always`: every time, for an explicit `cache clear`).
 void warn_not_ours(const std::string& what, bool always = false) {
   if (always || !g_layout_warned.exchange(true))
-    std::fprintf(stderr, "tmemjit: warning: %s\n", what.c_str());
+    warn(what);
 }
 
 // "<path> is a symbolic link ..." when `name` under `at` is a link or not a directory.
@@ -427,9 +428,8 @@ std::optional<Payload> DiskCache::read(const Key128& key, ReadStatus* status) {
 void DiskCache::fail_writes(const std::string& what, int error_number) {
   writable_.store(false, std::memory_order_relaxed);
   if (!g_warned.exchange(true))
-    std::fprintf(stderr,
-                 "tmemjit: warning: disk cache disabled, %s failed (%s); caching in memory only\n",
-                 what.c_str(), std::strerror(error_number));
+    warn("disk cache disabled, " + what + " failed (" + std::strerror(error_number) +
+         "); caching in memory only");
 }
 
 void DiskCache::reset_warning_for_testing() noexcept {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <thread>
 
+#include "runtime/support/warning.h"
+
 namespace tmem {
 namespace {
 
@@ -28,8 +30,8 @@ uint32_t env_ms(const char* name, uint32_t fallback) {
   if (ok)
     for (char c : text) value = value * 10 + static_cast<uint64_t>(c - '0');
   if (!ok) {
-    std::fprintf(stderr, "tmemjit: warning: %s='%s' is not a number of milliseconds; using %u\n",
-                 name, text.substr(0, 64).c_str(), fallback);
+    warn(std::string(name) + "='" + text.substr(0, 64) +
+         "' is not a number of milliseconds; using " + std::to_string(fallback));
     return fallback;
   }
   return static_cast<uint32_t>(value);
@@ -40,7 +42,7 @@ std::atomic<bool> g_remote_config_warned{false};
 std::atomic<bool> g_secret_warned{false};
 
 void warn_once(std::atomic<bool>& latch, const std::string& message) {
-  if (!latch.exchange(true)) std::fprintf(stderr, "tmemjit: warning: %s\n", message.c_str());
+  if (!latch.exchange(true)) warn(message);
 }
 
 }  // namespace
@@ -107,10 +109,9 @@ CacheOptions cache_options_from_env() {
     if (std::optional<uint64_t> bytes = parse_byte_count(cap))
       options.max_bytes = *bytes;
     else
-      std::fprintf(stderr,
-                   "tmemjit: warning: TMEMJIT_CACHE_MAX_BYTES='%s' is not a byte count (like "
-                   "1073741824 or 512M); using %llu\n",
-                   cap.c_str(), static_cast<unsigned long long>(options.max_bytes));
+      warn("TMEMJIT_CACHE_MAX_BYTES='" + cap +
+           "' is not a byte count (like 1073741824 or 512M); using " +
+           std::to_string(options.max_bytes));
   }
   options.remote = env("TMEMJIT_REMOTE_CACHE");
   options.secret = env("TMEMJIT_REMOTE_CACHE_SECRET");

@@ -23,6 +23,7 @@
 #endif
 
 #include "runtime/cache/disk.h"
+#include "runtime/support/warning.h"
 
 namespace tmem {
 namespace {
@@ -406,10 +407,9 @@ bool RemoteCache::resting() const noexcept {
 void RemoteCache::fault(const std::string& what) {
   rest_until_ns_.store(now_ns() + int64_t{options_.retry_ms} * 1000000, std::memory_order_relaxed);
   if (!g_fault_warned.exchange(true))
-    std::fprintf(stderr,
-                 "tmemjit: warning: remote cache %s: %s; using the local cache tiers (the remote "
-                 "tier is retried after %u ms)\n",
-                 options_.endpoint.url().c_str(), what.c_str(), options_.retry_ms);
+    warn("remote cache " + options_.endpoint.url() + ": " + what +
+         "; using the local cache tiers (the remote tier is retried after " +
+         std::to_string(options_.retry_ms) + " ms)");
 }
 
 std::string RemoteCache::entry_name(const Key128& key) const {
@@ -443,10 +443,8 @@ RemoteCache::Fetched RemoteCache::fetch(const Key128& key) {
   if (!decoded.ok()) {
     why = decoded.error().message();
     if (!g_rejected_warned.exchange(true))
-      std::fprintf(stderr,
-                   "tmemjit: warning: remote cache %s: entry %s rejected (%s); compiling locally "
-                   "and replacing it\n",
-                   options_.endpoint.url().c_str(), name.c_str(), why.c_str());
+      warn("remote cache " + options_.endpoint.url() + ": entry " + name + " rejected (" + why +
+           "); compiling locally and replacing it");
     return {Status::kRejected, std::nullopt, why};
   }
   return {Status::kHit, std::move(decoded).value(), {}};

@@ -27,6 +27,7 @@
 #include "runtime/ptx/cta_group_check.h"
 #include "runtime/support/hash.h"
 #include "runtime/support/subprocess.h"
+#include "runtime/support/warning.h"
 
 namespace tmem {
 namespace {
@@ -503,10 +504,8 @@ Backend resolve_backend(Backend backend) noexcept {
   static const bool available = [] {
     Result<const nvjitlink::Api*> api = nvjitlink::api();
     if (!api)
-      std::fprintf(stderr,
-                   "tmemjit: warning: %s; compiling with ptxas (%s) instead (set "
-                   "TMEMJIT_NVJITLINK_LIBRARY to its path to use nvJitLink)\n",
-                   api.error().message().c_str(), ptxas_path().c_str());
+      warn(api.error().message() + "; compiling with ptxas (" + ptxas_path() +
+           ") instead (set TMEMJIT_NVJITLINK_LIBRARY to its path to use nvJitLink)");
     return api.ok();
   }();
   return available ? Backend::kNvJitLink : Backend::kPtxas;

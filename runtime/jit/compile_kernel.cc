@@ -28,6 +28,7 @@
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
 #include "runtime/ptx/text.h"
+#include "runtime/support/warning.h"
 #include "tmem/code_stats.h"
 #include "tmem/jit.h"
 #include "tmem/specialize.h"
@@ -455,7 +456,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
   }
   if (!payload.ok()) return std::move(payload).error();
   for (const std::string& warning : new_warnings)
-    std::fprintf(stderr, "tmemjit: warning: %s\n", warning.c_str());
+    warn(warning);
   auto impl = make_impl(*payload, context->options.target, report);
   if (!impl.ok()) return std::move(impl).error();
   if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(*impl));
