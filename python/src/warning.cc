@@ -1,5 +1,7 @@
 // tmemjit.set_warning_handler: the library's warnings (tmem/warning.h) to a Python callable, such
 // as warnings.warn, instead of stderr.
+#include "tmem/warning.h"
+
 #include <Python.h>
 
 #include <memory>
@@ -7,7 +9,6 @@
 #include <utility>
 
 #include "bindings.h"
-#include "tmem/warning.h"
 
 namespace tmemjit_py {
 namespace {

@@ -147,8 +147,7 @@ std::atomic<bool> g_layout_warned{false};
 // One warning per process about something in the cache directory the cache did not make
 // (`always`: every time, for an explicit `cache clear`).
 void warn_not_ours(const std::string& what, bool always = false) {
-  if (always || !g_layout_warned.exchange(true))
-    warn(what);
+  if (always || !g_layout_warned.exchange(true)) warn(what);
 }
 
 // "<path> is a symbolic link ..." when `name` under `at` is a link or not a directory.
