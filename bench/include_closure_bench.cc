@@ -2,7 +2,7 @@
 // `#include <cute/tensor.hpp>` reaches several hundred headers: a memory hit vouched for by inotify
 // (no stat), the same hit validated by the stat path (a stat per file and per searched directory,
 // as with TMEMJIT_INCLUDE_WATCH=0), bare stats of the same files, a new source over remembered
-// headers, and a cold scan (DESIGN.md §6: baselines measured in the same run). CuTe's
+// headers, and a cold scan (docs/design.md §Tests: baselines measured in the same run). CuTe's
 // headers: $TMEMJIT_CUTE_INCLUDE, else the directory cmake/TmemjitCute.cmake found; without them
 // every row is skipped.
 #include <benchmark/benchmark.h>

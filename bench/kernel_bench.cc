@@ -2,8 +2,9 @@
 // §Specialization, §Tests): the first layout of a source (NVRTC, its headers precompiled, and the
 // PTX compile), a new layout with the same registers per thread and one with a new register count
 // (the parse of the headers reused), a memory hit and a disk hit, against NVRTC and `nvcc -cubin`
-// of the same source with the transfers inline. Every ratio compares medians of one run. Prints one JSON object (bench/report.py --kernel
-// renders it) and, with --markdown, the rows of docs/benchmarks.md.
+// of the same source with the transfers inline. Every ratio compares medians of one run. Prints one
+// JSON object (bench/report.py --kernel renders it) and, with --markdown, the rows of
+// docs/benchmarks.md.
 //
 // Sources: examples/epilogue/epilogue.cu as it is, with <cuda_bf16.h> included (the header a bf16
 // GEMM epilogue includes), writing its output through a CuTe tensor (<cute/tensor.hpp>, as a
@@ -160,7 +161,8 @@ int main(int argc, char** argv) {
   // The output through a CuTe tensor, as a CUTLASS-style epilogue writes it: CuTe's headers are
   // the front end's work that a new layout no longer pays.
   std::string with_cute = epilogue;
-  with_cute.replace(with_cute.find(include), include.size(), "#include <cute/tensor.hpp>\n" + include);
+  with_cute.replace(with_cute.find(include), include.size(),
+                    "#include <cute/tensor.hpp>\n" + include);
   std::string with_cutlass = with_cute;
   with_cutlass.replace(with_cutlass.find(include), include.size(),
                        "#include <cutlass/numeric_types.h>\n"
@@ -200,10 +202,9 @@ int main(int argc, char** argv) {
                                  {"epilogue.cu + <cuda_bf16.h>", with_bf16, {}}};
   if (!cute_flags.empty()) {
     sources.push_back({"epilogue.cu + CuTe tensor (<cute/tensor.hpp>)", with_cute, cute_flags});
-    sources.push_back({"epilogue.cu + CUTLASS-sized (SM100 MMA/copy atoms, TMA)", with_cutlass,
-                       cute_flags});
-  }
-  else
+    sources.push_back(
+        {"epilogue.cu + CUTLASS-sized (SM100 MMA/copy atoms, TMA)", with_cutlass, cute_flags});
+  } else
     std::fprintf(stderr,
                  "no CuTe headers (TMEMJIT_CUTE_INCLUDE or the configured "
                  "TMEMJIT_CUTE_INCLUDE_DIR): the CuTe row is skipped\n");
@@ -258,7 +259,8 @@ int main(int argc, char** argv) {
       fresh.push_back(ms_since(start));
       new_front_end.push_back(report.front_end_ms);
       new_ptx_compile.push_back(report.ptx_compile_ms);
-      const bool has_headers = source.text.find("#include <c") != std::string::npos;  // cuda_, cute/
+      const bool has_headers =
+          source.text.find("#include <c") != std::string::npos;  // cuda_, cute/
       if (!b.ok() || (has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
         if (!b.ok()) std::fprintf(stderr, "%s\n", b.error().full_text().c_str());
         std::fprintf(stderr, "the new layout did not reuse the parse of the headers (%s)\n",

@@ -455,7 +455,8 @@ std::string cuda_real_body(const TransferCode& code, const std::string& constrai
     std::string vector = "{";
     for (int i = 0; i < n; ++i) vector += (i ? ", %" : "%") + std::to_string(store ? i + 1 : i);
     vector += "}";
-    // ld.red: redval is one more output, between the vector and the address (TCGEN05.md §2).
+    // ld.red: redval is one more output, between the vector and the address (docs/tcgen05-rules.md
+    // §Syntax).
     const bool red = step.redval_slot >= 0;
     const std::string address = store ? "[%0]" : "[%" + std::to_string(n + (red ? 1 : 0)) + "]";
     const std::string imm = plan.imm ? ", " + std::to_string(*plan.imm) : "";
@@ -846,7 +847,8 @@ static std::string cuda_cluster_sync(int cta_group) {
   return "// The CTA pair's barrier (cta_group::2): every thread of both CTAs. Around it,\n"
          "// fence_before_sync/fence_after_sync order TMEM use across the pair: both peers\n"
          "// allocate before either uses, neither deallocates before the other is done, and\n"
-         "// neither exits before its peer has deallocated (TCGEN05.md §6, R29/R31).\n"
+         "// neither exits before its peer has deallocated (docs/tcgen05-rules.md §Lifecycle, "
+         "R29/R31).\n"
          "__device__ __forceinline__ void cluster_sync() {\n"
          "  asm volatile(\"barrier.cluster.arrive.aligned;\" ::: \"memory\");\n"
          "  asm volatile(\"barrier.cluster.wait.aligned;\" ::: \"memory\");\n}\n";
@@ -856,7 +858,8 @@ std::string cuda_lifecycle(Target target, bool extern_state, int cta_group) {
   const std::string group = ".cta_group::" + std::to_string(cta_group == 2 ? 2 : 1);
   std::ostringstream os;
   os << "#ifndef TMEMJIT_LIFECYCLE_DEFINED\n#define TMEMJIT_LIFECYCLE_DEFINED\n"
-     << "// The TMEM lifecycle (TCGEN05.md §6-7), once per translation unit: one whole warp calls\n"
+     << "// The TMEM lifecycle (docs/tcgen05-rules.md §Lifecycle, §Sync), once per translation "
+        "unit: one whole warp calls\n"
      << "// alloc (it writes the base address to shared memory, then relinquishes the permit) and\n"
      << "// dealloc; fence_before_sync / fence_after_sync go around the __syncthreads() that "
         "hands\n"
@@ -1023,7 +1026,6 @@ ExtraParams extra_params(const TransferCode& code) {
 }
 
 // The arguments that forward transfer_params: "tmem_base, regs[, warp][, column]".
-
 
 // The PTX form's ABI in C++, for the emulated .funcs of a PTX kernel (cuda_emulated_ptx_functions):
 // by-value parameters, a load's registers and NAME_coord's index returned in one aggregate.

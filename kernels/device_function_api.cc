@@ -1,6 +1,6 @@
-// The public face of kernels/device_function.h (docs/design.md §Specialization): device_function, the language names.
+// The public face of kernels/device_function.h (docs/design.md §Specialization): device_function,
+// the language names.
 #include "kernels/device_function.h"
-
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
 #include "tmem/device_function.h"
@@ -77,6 +77,19 @@ Result<DeviceFunction> device_function(const TransferSpec& spec,
                    (options.column_argument ? ", .param .b32 column" : "") + ")";
   }
   return fn;
+}
+
+Result<SpecFile> parse_spec_file(std::string_view json, const DeviceFunctionOptions& defaults) {
+  auto file = TransferSpec::from_json_with_options(json);
+  if (!file.ok()) return std::move(file).error();
+  auto& [spec, given] = *file;
+  DeviceFunctionOptions options = defaults;
+  if (given.name) options.name = *given.name;
+  if (given.wait) options.wait = *given.wait;
+  if (given.warp_argument) options.warp_argument = *given.warp_argument;
+  if (given.column_argument) options.column_argument = *given.column_argument;
+  if (given.cta_group) options.cta_group = *given.cta_group;
+  return SpecFile{std::move(spec), std::move(options), std::move(given.keys)};
 }
 
 }  // namespace tmem

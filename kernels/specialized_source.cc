@@ -150,8 +150,8 @@ CudaUnit cuda_unit(std::string_view source) {
   size_t number = 1;
   for (size_t i = 0; i < line; ++i) number += source[i] == '\n' ? 1 : 0;
   unit.prefix = std::string(source.substr(0, line));
-  unit.text = unit.prefix + ";\n#line " + std::to_string(number) + "\n" +
-              std::string(source.substr(line));
+  unit.text =
+      unit.prefix + ";\n#line " + std::to_string(number) + "\n" + std::string(source.substr(line));
   unit.header_stop = true;
   return unit;
 }

@@ -39,8 +39,8 @@ std::string transfers_header(const PreparedTransfers& prepared, Target target);
 
 // The user's CUDA source as NVRTC compiles it.
 struct CudaUnit {
-  std::string text;    // the source, with ";" and "#line N" before its include of the header
-  std::string prefix;  // the text before that stop: what a precompiled header may hold
+  std::string text;          // the source, with ";" and "#line N" before its include of the header
+  std::string prefix;        // the text before that stop: what a precompiled header may hold
   bool header_stop = false;  // false: the source does not include the header itself
 };
 // `source` with a header stop: an empty declaration ";" on a line of its own before the first

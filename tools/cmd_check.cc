@@ -52,6 +52,7 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
     out["warnings"] = warnings;
     if (selection) {
       out["spec"] = nlohmann::json::parse(selection->spec.to_json());
+      out["notes"] = selection->notes;  // how the register tile's dtype chose the forms
       for (const auto& candidate : selection->considered)
         out["considered"].push_back(
             {{"op", candidate.op.to_string()}, {"verdict", candidate.verdict}});

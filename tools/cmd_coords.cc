@@ -1,5 +1,5 @@
 // tmemjit coords: which logical element each thread holds in each register of a transfer
-// (tmem::coord_table, DESIGN.md §10).
+// (tmem::coord_table, docs/design.md §Production).
 #include <iostream>
 #include <sstream>
 

@@ -1,5 +1,6 @@
 // tmemjit twin: the 16-bit store whose register q holds a load's registers 2q and 2q + 1 (FA4's P
-// over S; tmem::packed_twin, DESIGN.md §10), printed as the spec JSON that --spec takes.
+// over S; tmem::packed_twin, docs/design.md §Production), printed as the spec JSON that --spec
+// takes.
 #include <iostream>
 
 #include "tmem/coords.h"

@@ -103,9 +103,9 @@ tmem::Result<tmem::SpecFile> spec_file_from_args(const Args& args,
   std::optional<std::string_view> tmem2_view, imm_view;
   if (tmem2) tmem2_view = *tmem2;
   if (imm) imm_view = *imm;
-  auto spec = tmem::TransferSpec::from_fields(*args.get("--op"), *args.get("--scope"),
-                                              *args.get("--tmem"), *args.get("--regs"),
-                                              tmem2_view, imm_view);
+  auto spec =
+      tmem::TransferSpec::from_fields(*args.get("--op"), *args.get("--scope"), *args.get("--tmem"),
+                                      *args.get("--regs"), tmem2_view, imm_view);
   if (!spec) return spec.error();
   return tmem::SpecFile{std::move(spec).value(), defaults, {}};
 }

@@ -1,6 +1,6 @@
-// Coordinates on the host (DESIGN.md §10): which logical element each thread holds in each
-// register of a transfer, whether two transfers hold their common elements in the same threads,
-// and the 16-bit store that packs a 32-bit load's register pairs (FA4's P over S).
+// Coordinates on the host (docs/design.md §Production): which logical element each thread holds in
+// each register of a transfer, whether two transfers hold their common elements in the same
+// threads, and the 16-bit store that packs a 32-bit load's register pairs (FA4's P over S).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +20,8 @@ namespace tmem {
 // register tensor as written (before rearrange/view/permute/[]), that thread `t` (numbered in the
 // scope: laneid, tid_in_wg or tx) holds in register slot `r` of the plan (regs[r] of the device
 // functions), and for a 16-bit register view in half `h` of it (0: bits 0-15, 1: bits 16-31;
-// DESIGN.md §2 units). -1 in every dim where the plan moves no element. It is what N_coord
-// returns, for every thread and slot at once, with both halves of a 16-bit register.
+// docs/descriptor-language.md §Units). -1 in every dim where the plan moves no element. It is what
+// N_coord returns, for every thread and slot at once, with both halves of a 16-bit register.
 struct CoordTable {
   int threads = 0;    // threads of the scope: 32 (warp), 128 (warpgroup), 32 * NW (cta)
   int registers = 0;  // the plan's registers per thread (N_regs), ld.red's result slots included

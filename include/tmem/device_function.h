@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tmem/export.h"
 #include "tmem/opcode.h"
@@ -97,6 +98,19 @@ struct NamedTransfer {
   TransferSpec spec;
   DeviceFunctionOptions options;
 };
+
+// One spec-file format for every reader (TransferSpec::from_json, tmemjit check / plan / compile
+// --spec, tmemjit specialize --transfer N=SPEC.json, Python's TransferSpec.from_json and
+// spec_file): the JSON object of TransferSpec::from_json (op, scope, tmem, regs[, tmem2, imm])
+// that may also carry the device function's options: "name" (a string), "wait",
+// "warp_argument", "column_argument" (booleans) and "cta_group" (1 or 2). Any other key is
+// kParse, naming the key and the allowed set.
+struct SpecFile {
+  TransferSpec spec;
+  DeviceFunctionOptions options;         // `defaults` with the options the file names
+  std::vector<std::string> option_keys;  // the option keys the file names, in the order above
+};
+Result<SpecFile> parse_spec_file(std::string_view json, const DeviceFunctionOptions& defaults = {});
 
 }  // namespace tmem
 TMEMJIT_API_END

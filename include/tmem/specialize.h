@@ -20,19 +20,6 @@
 TMEMJIT_API_BEGIN
 namespace tmem {
 
-// One spec-file format for every reader (TransferSpec::from_json, tmemjit check / plan / compile
-// --spec, tmemjit specialize --transfer N=SPEC.json, Python's TransferSpec.from_json and
-// spec_file): the JSON object of TransferSpec::from_json (op, scope, tmem, regs[, tmem2, imm])
-// that may also carry the device function's options: "name" (a string), "wait",
-// "warp_argument", "column_argument" (booleans) and "cta_group" (1 or 2). Any other key is
-// kParse, naming the key and the allowed set.
-struct SpecFile {
-  TransferSpec spec;
-  DeviceFunctionOptions options;         // `defaults` with the options the file names
-  std::vector<std::string> option_keys;  // the option keys the file names, in the order above
-};
-Result<SpecFile> parse_spec_file(std::string_view json, const DeviceFunctionOptions& defaults = {});
-
 // The user's kernel specialized for the transfers, compiled for options.target, cached in memory
 // and on disk like compile_transfer (keyed by the source, the entry, each transfer's name, options
 // and TransferSpec::fingerprint, the compile options, the compiler versions and the library

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tmem/export.h"
 #include "tmem/opcode.h"
@@ -116,6 +118,15 @@ class TransferSpec {
   // column_argument, cta_group), which are checked and dropped here; parse_spec_file
   // (tmem/specialize.h) returns them.
   static Result<TransferSpec> from_json(std::string_view json);
+  // The same, with the device function's options the file names (checked: a string name, booleans,
+  // a cta_group of 1 or 2); parse_spec_file applies them to a DeviceFunctionOptions.
+  struct FileOptions {
+    std::optional<std::string> name;
+    std::optional<bool> wait, warp_argument, column_argument;
+    std::optional<int> cta_group;
+    std::vector<std::string> keys;  // the option keys the file names: name, wait, ... in order
+  };
+  static Result<std::pair<TransferSpec, FileOptions>> from_json_with_options(std::string_view json);
 
   const Opcode& op() const noexcept { return op_; }
   const Scope& scope() const noexcept { return scope_; }

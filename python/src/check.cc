@@ -118,6 +118,8 @@ void bind_select(nb::module_& m) {
               "the chosen opcode with its (group, *repeat, *atom) views")
       .def_ro("plan", &tmem::Selection::plan)
       .def_ro("candidates", &tmem::Selection::considered, "every form tried, in the order tried")
+      .def_ro("notes", &tmem::Selection::notes,
+              "how the tiles chose the forms tried (16-bit data: the packed .b32 form and why)")
       .def("explain", &tmem::Selection::explain, "One line per candidate: why it won or lost.")
       .def("__str__", &tmem::Selection::explain)
       .def("__repr__", [](const tmem::Selection& s) {

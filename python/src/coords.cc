@@ -1,5 +1,5 @@
-// coord_table, same_owners and packed_twin (tmem/coords.h, DESIGN.md §10): coordinates on the host,
-// the table as a numpy int32 array.
+// coord_table, same_owners and packed_twin (tmem/coords.h, docs/design.md §Production): coordinates
+// on the host, the table as a numpy int32 array.
 #include "tmem/coords.h"
 
 #include <nanobind/ndarray.h>

@@ -120,8 +120,7 @@ void bind_specialize(nb::module_& m) {
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
-      "ptx_options"_a,
-      "tmemjit.compile_kernel's C++ half; call that instead.");
+      "ptx_options"_a, "tmemjit.compile_kernel's C++ half; call that instead.");
   m.attr("_have_specialize") = true;
 }
 #else

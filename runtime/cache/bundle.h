@@ -1,5 +1,6 @@
 // Cache bundles: a disk cache as one versioned, checksummed file that an application ships, so that
-// its first calls on another machine are disk hits (`tmemjit cache export|import`, DESIGN.md §9).
+// its first calls on another machine are disk hits (`tmemjit cache export|import`, docs/design.md
+// §Fleet).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// RemoteCache: the Redis tier behind memory and disk (DESIGN.md §9), through hiredis, with
+// RemoteCache: the Redis tier behind memory and disk (docs/design.md §Fleet), through hiredis, with
 // bounded timeouts, a per-key compile lock (SET NX PX) and a rest period after any fault.
 #pragma once
 

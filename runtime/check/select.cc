@@ -36,10 +36,11 @@ Result<View> binary(const View& view, int bits) {
   return view.view(twos);
 }
 
-// How the elements of a 16-bit tile pair up (DESIGN.md §2 units): the bit that moves an element to
-// the other half of its register (m step 1) decides the form. Its TMEM step says where that other
-// half lives: in the same cell (1 unit: plain .b32, both halves of each word and cell), or in the
-// low half of the next cell (2 units: .pack::16b on ld, .unpack::16b on st; PTX ISA §9.7.16.8.2).
+// How the elements of a 16-bit tile pair up (docs/descriptor-language.md §Units): the bit that
+// moves an element to the other half of its register (m step 1) decides the form. Its TMEM step
+// says where that other half lives: in the same cell (1 unit: plain .b32, both halves of each word
+// and cell), or in the low half of the next cell (2 units: .pack::16b on ld, .unpack::16b on st;
+// PTX ISA §9.7.16.8.2).
 struct HalfPairing {
   std::optional<Bit> half;
   bool packed = false;

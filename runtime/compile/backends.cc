@@ -409,14 +409,13 @@ driver::JitOptions driver_jit_options(const CompileOptions& options) {
 Result<CompiledModule> driver_compile(const std::string& ptx, const CompileOptions& options) {
   const std::vector<std::string> opts = backend_options(Backend::kDriver, options);
   if (options.tmem_access_check || !options.extra_options.empty() || !options.ptx_options.empty())
-    return Error(
-        ErrorCode::kUsage,
-        "the driver backend takes no ptxas options (cuLink has none for " +
-            std::string(options.tmem_access_check ? "-g-tmem-access-check"
-                        : options.ptx_options.empty() ? "extra_options"
-                                                      : "ptx_options") +
-            "); use --backend nvptxcompiler, ptxas or nvjitlink",
-        failure_details(Backend::kDriver, opts, "", ptx));
+    return Error(ErrorCode::kUsage,
+                 "the driver backend takes no ptxas options (cuLink has none for " +
+                     std::string(options.tmem_access_check     ? "-g-tmem-access-check"
+                                 : options.ptx_options.empty() ? "extra_options"
+                                                               : "ptx_options") +
+                     "); use --backend nvptxcompiler, ptxas or nvjitlink",
+                 failure_details(Backend::kDriver, opts, "", ptx));
   const auto start = Clock::now();
   Result<driver::JitImage> image = driver::driver_jit_ptx(ptx, driver_jit_options(options));
   if (!image.ok()) {
@@ -806,7 +805,6 @@ Result<CudaFrontEnd> compile_cuda_front_end(
     if (auto kept = keeper->finish(out.log, out.cubin); !kept) return std::move(kept).error();
   return out;
 }
-
 
 const ToolchainVersions& toolchain_versions() {
   static std::once_flag once;

@@ -1158,7 +1158,9 @@ std::pair<std::string, std::string> split_watched(const std::string& path) {
   const size_t slash = path.rfind('/');
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   if (name.empty() || name == "." || name == "..") return {path, ""};
-  return {slash == std::string::npos ? "" : slash == 0 ? "/" : path.substr(0, slash),
+  return {slash == std::string::npos ? ""
+          : slash == 0               ? "/"
+                                     : path.substr(0, slash),
           std::move(name)};
 }
 

@@ -110,7 +110,6 @@ Error explain_front_end_error(const KernelSource& source,
   return out;
 }
 
-
 // Rewrites ptxas's "line N" of the combined module to the user's line (PTX sources).
 std::string user_log(const std::string& log, const std::string& path, size_t inserted_after,
                      size_t inserted_lines) {

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
-#include <system_error>
 
 #include "runtime/cuda/nvrtc.h"
 

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "tmem/specialize.h"
 #include "tmem/text.h"
 
 namespace tmem {
@@ -215,13 +214,13 @@ Result<TransferSpec> TransferSpec::parse(std::string_view text) {
 }
 
 Result<TransferSpec> TransferSpec::from_json(std::string_view json_text) {
-  auto file = parse_spec_file(json_text);
+  auto file = from_json_with_options(json_text);
   if (!file.ok()) return std::move(file).error();
-  return std::move(file->spec);
+  return std::move(file->first);
 }
 
-Result<SpecFile> parse_spec_file(std::string_view json_text,
-                                 const DeviceFunctionOptions& defaults) {
+Result<std::pair<TransferSpec, TransferSpec::FileOptions>> TransferSpec::from_json_with_options(
+    std::string_view json_text) {
   if (json_text.size() > kMaxSpecBytes) return too_long("spec JSON", json_text.size());
   // nlohmann's parser ends the text at a NUL byte: what followed it was silently dropped.
   if (const size_t nul = json_text.find('\0'); nul != std::string_view::npos)
@@ -246,16 +245,15 @@ Result<SpecFile> parse_spec_file(std::string_view json_text,
                                           "function: name, wait, warp_argument, "
                                           "column_argument, cta_group)");
   }
-  DeviceFunctionOptions options = defaults;
-  std::vector<std::string> option_keys;
+  FileOptions options;
   for (std::string_view key : kOptionKeys) {
     auto it = json.find(std::string(key));
     if (it == json.end()) continue;
-    option_keys.emplace_back(key);
+    options.keys.emplace_back(key);
     if (key == "name") {
       if (!it->is_string())
-        return Error(ErrorCode::kParse, "spec JSON key 'name' must be a string, got " +
-                                            excerpt(it->dump()));
+        return Error(ErrorCode::kParse,
+                     "spec JSON key 'name' must be a string, got " + excerpt(it->dump()));
       options.name = it->get<std::string>();
     } else if (key == "cta_group") {
       // Range-checked as JSON: get<int>() read 4294967298 as 2 (issue 30).
@@ -267,9 +265,9 @@ Result<SpecFile> parse_spec_file(std::string_view json_text,
       if (!it->is_boolean())
         return Error(ErrorCode::kParse, "spec JSON key '" + std::string(key) +
                                             "' must be true or false, got " + excerpt(it->dump()));
-      bool& field = key == "wait"            ? options.wait
-                    : key == "warp_argument" ? options.warp_argument
-                                             : options.column_argument;
+      std::optional<bool>& field = key == "wait"            ? options.wait
+                                   : key == "warp_argument" ? options.warp_argument
+                                                            : options.column_argument;
       field = it->get<bool>();
     }
   }
@@ -302,9 +300,10 @@ Result<SpecFile> parse_spec_file(std::string_view json_text,
   if (json.contains("tmem2")) tmem2 = values[4];
   std::optional<std::string_view> imm_view;
   if (imm) imm_view = *imm;
-  auto spec = TransferSpec::from_fields(values[0], values[1], values[2], values[3], tmem2, imm_view);
+  auto spec =
+      TransferSpec::from_fields(values[0], values[1], values[2], values[3], tmem2, imm_view);
   if (!spec.ok()) return std::move(spec).error();
-  return SpecFile{std::move(spec).value(), std::move(options), std::move(option_keys)};
+  return std::pair{std::move(spec).value(), std::move(options)};
 }
 
 std::string TransferSpec::to_string() const {

@@ -312,9 +312,11 @@ Result<Opcode> Opcode::parse(std::string_view text) {
         Rule::kNumPowerOfTwo);
   if (red) {
     if (pos_red_op < 0)
-      return opcode_error(text, "missing the reduction '.min' or '.max' (rule R14)", Rule::kLoadReduceForm);
+      return opcode_error(text, "missing the reduction '.min' or '.max' (rule R14)",
+                          Rule::kLoadReduceForm);
     if (pos_type < 0)
-      return opcode_error(text, "missing type '.f32', '.u32' or '.s32' (rule R14)", Rule::kLoadReduceForm);
+      return opcode_error(text, "missing type '.f32', '.u32' or '.s32' (rule R14)",
+                          Rule::kLoadReduceForm);
     if (auto problem = reduce_field_error(shape, num, reduction))
       return opcode_error(text, *problem + " (rule R14)", Rule::kLoadReduceForm);
     // Order: .sync/.aligned, shape, .xN, then .redOp, .abs, .NaN and the type in any order (ptxas

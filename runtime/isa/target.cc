@@ -51,7 +51,8 @@ Result<Target> parse_target(std::string_view text) {
   if (text == "sm_101a" || text == "sm_101f") message += " (PTX ISA 9.0 renamed sm_101 to sm_110)";
   if (text == "sm_90a") message += " (the emulation target is sm_90)";
   message +=
-      "; targets: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f (tcgen05), sm_90 (emulation)";
+      "; targets: sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f (tcgen05), sm_90 "
+      "(emulation)";
   return Error(ErrorCode::kTarget, message).set_rule(Rule::kTargetAndVersion);
 }
 

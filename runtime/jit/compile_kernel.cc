@@ -85,7 +85,7 @@ Result<Includes> includes_of(const KernelSource& source, const KernelContext& co
 struct FrontEnd {
   std::string ptx;
   std::vector<char> cubin;  // when NVRTC compiled to the cubin itself (KernelContext)
-  std::string entry;  // the lowered name of a name-expression entry; else empty
+  std::string entry;        // the lowered name of a name-expression entry; else empty
   std::string log;
   std::string headers;  // CompileReport::headers
   bool headers_reused = false;
@@ -212,8 +212,8 @@ Result<SplicedPtx> splice_ptx(const KernelSource& source,
                                       "tmemjit_fence_before_sync", "tmemjit_fence_after_sync"};
   if (prepared.cta_group == 2) symbols.push_back("tmemjit_cluster_sync");
   for (const kernels::TransferCode& code : prepared.codes)
-    symbols.insert(symbols.end(), {code.options.name, code.options.name + "_wait",
-                                   code.options.name + "_coord"});
+    symbols.insert(symbols.end(),
+                   {code.options.name, code.options.name + "_wait", code.options.name + "_coord"});
   for (const std::string& symbol : symbols) ptx::remove_extern_declarations(out.ptx, symbol);
   size_t header_end = ptx::header_end(out.ptx);
   if (header_end == std::string::npos)
@@ -267,9 +267,9 @@ Result<CompiledModule> compile_module(const KernelSource& source, const std::str
   std::string message =
       user_log(error.message(), source.path, spliced.inserted_after, spliced.inserted_lines);
   while (!message.empty() && message.back() == '\n') message.pop_back();
-  return Error(error.code(), message,
-               user_log(error.details(), source.path, spliced.inserted_after,
-                        spliced.inserted_lines));
+  return Error(
+      error.code(), message,
+      user_log(error.details(), source.path, spliced.inserted_after, spliced.inserted_lines));
 }
 
 // The miss path.
@@ -304,7 +304,8 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     const std::vector<std::string> entries = ptx::entry_names(ptx);
     meta.entry =
         !front_end->entry.empty() ? front_end->entry : ptx::find_entry(entries, source.entry);
-    if (meta.entry.empty() || std::find(entries.begin(), entries.end(), meta.entry) == entries.end())
+    if (meta.entry.empty() ||
+        std::find(entries.begin(), entries.end(), meta.entry) == entries.end())
       return unknown_entry(source, entries);
     for (const kernels::TransferCode& code : prepared->codes)
       if (!kernels::mentions_identifier(source.text, code.options.name))
@@ -448,15 +449,14 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
     report->compile_ms = compile_ms;
     const bool compiled =
         lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached;
-    report->front_end_cache = !compiled         ? source_of(lookup)
+    report->front_end_cache = !compiled        ? source_of(lookup)
                               : headers_reused ? CacheSource::kMemory
                                                : CacheSource::kCompiled;
     report->front_end_ms = front_end_ms;
     report->ptx_compile_ms = ptx_compile_ms;
   }
   if (!payload.ok()) return std::move(payload).error();
-  for (const std::string& warning : new_warnings)
-    warn(warning);
+  for (const std::string& warning : new_warnings) warn(warning);
   auto impl = make_impl(*payload, context->options.target, report);
   if (!impl.ok()) return std::move(impl).error();
   if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(*impl));

@@ -17,17 +17,17 @@ struct KernelEntryMeta {
   // Bumped whenever a field changes meaning; an entry of another version does not parse.
   static constexpr int kFormat = 1;
 
-  std::string entry;            // the kernel's name in the cubin
-  std::string target;           // to_string(Target)
-  std::string backend;          // the backend that compiled the PTX
-  bool emulated = false;        // sm_90: the Kernel binds emulated TMEM at each launch
+  std::string entry;      // the kernel's name in the cubin
+  std::string target;     // to_string(Target)
+  std::string backend;    // the backend that compiled the PTX
+  bool emulated = false;  // sm_90: the Kernel binds emulated TMEM at each launch
   std::vector<CompileReport::Transfer> transfers;
   std::vector<std::string> instructions;  // emulation: status code k + 1 describes instructions[k]
   std::vector<std::string> warnings;
-  std::string headers;          // CompileReport::headers of the compile
+  std::string headers;  // CompileReport::headers of the compile
   int include_files = 0;
-  CodeStats code;               // read from the cubin when it was compiled
-  std::string log;              // the compilers' logs
+  CodeStats code;   // read from the cubin when it was compiled
+  std::string log;  // the compilers' logs
 
   std::string to_json() const;
   // kIo naming what is wrong for text that is not this format's JSON (a damaged or foreign entry).

@@ -17,13 +17,38 @@ namespace {
 // The older extra_options list: the options that shape the C++ go to NVRTC, the rest to the PTX
 // compiler (CompileOptions::extra_options).
 bool is_front_end_option(const std::string& option) {
-  static const char* kPrefixes[] = {
-      "-D",    "-U",      "-I",       "--define-macro",  "--undefine-macro", "--include-path",
-      "-std",  "--std",   "-include", "--pre-include",   "--use_fast_math",  "-use_fast_math",
-      "--ftz", "--prec-", "--fmad",   "-default-device", "--expt-",          "--extended-lambda",
-      "-dopt", "--dopt",  "-G",       "--device-debug",  "-isystem",         "--system-include",
-      "--diag", "-diag",  "--device-int128", "-device-int128", "--pch", "-pch", "--use-pch",
-      "--create-pch"};
+  static const char* kPrefixes[] = {"-D",
+                                    "-U",
+                                    "-I",
+                                    "--define-macro",
+                                    "--undefine-macro",
+                                    "--include-path",
+                                    "-std",
+                                    "--std",
+                                    "-include",
+                                    "--pre-include",
+                                    "--use_fast_math",
+                                    "-use_fast_math",
+                                    "--ftz",
+                                    "--prec-",
+                                    "--fmad",
+                                    "-default-device",
+                                    "--expt-",
+                                    "--extended-lambda",
+                                    "-dopt",
+                                    "--dopt",
+                                    "-G",
+                                    "--device-debug",
+                                    "-isystem",
+                                    "--system-include",
+                                    "--diag",
+                                    "-diag",
+                                    "--device-int128",
+                                    "-device-int128",
+                                    "--pch",
+                                    "-pch",
+                                    "--use-pch",
+                                    "--create-pch"};
   for (const char* prefix : kPrefixes)
     if (option.starts_with(prefix)) return true;
   return false;
@@ -31,9 +56,15 @@ bool is_front_end_option(const std::string& option) {
 
 // Front-end options whose value may be the next element ("-include" "F").
 bool takes_separate_value(const std::string& option) {
-  static const char* kFlags[] = {"-D",         "-U",         "-I",
-                                 "-include",   "--pre-include", "--include-path",
-                                 "--define-macro", "--undefine-macro", "-isystem",
+  static const char* kFlags[] = {"-D",
+                                 "-U",
+                                 "-I",
+                                 "-include",
+                                 "--pre-include",
+                                 "--include-path",
+                                 "--define-macro",
+                                 "--undefine-macro",
+                                 "-isystem",
                                  "--system-include"};
   for (const char* flag : kFlags)
     if (option == flag) return true;
@@ -184,12 +215,14 @@ Status check_user_options(const KernelSource& source, const KernelContext& conte
       if (said.empty()) said = error.message();
       while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
       std::string given;
-      for (const std::string& option : context.user_nvrtc) given += (given.empty() ? "" : " ") + option;
+      for (const std::string& option : context.user_nvrtc)
+        given += (given.empty() ? "" : " ") + option;
       return Error(ErrorCode::kUsage,
                    "compile_kernel: NVRTC refused the options (" + given + "): " + said,
                    std::vector<ErrorDetail>{{"options", given},
-                                            {"note", "nvrtc_options go to NVRTC, ptx_options to "
-                                                     "the PTX compiler (-Xnvrtc, -Xptxas)"}});
+                                            {"note",
+                                             "nvrtc_options go to NVRTC, ptx_options to "
+                                             "the PTX compiler (-Xnvrtc, -Xptxas)"}});
     }
   }
   if (!context.ptx.ptx_options.empty()) {
@@ -207,11 +240,12 @@ Status check_user_options(const KernelSource& source, const KernelContext& conte
       if (said.empty()) said = empty.error().message();
       return Error(ErrorCode::kUsage,
                    "compile_kernel: the PTX compiler (" +
-                       std::string(to_string(context.options.backend)) +
-                       ") refused the options (" + given + "): " + said,
+                       std::string(to_string(context.options.backend)) + ") refused the options (" +
+                       given + "): " + said,
                    std::vector<ErrorDetail>{{"options", given},
-                                            {"note", "ptx_options go to the PTX compiler, "
-                                                     "nvrtc_options to NVRTC (-Xptxas, -Xnvrtc)"}});
+                                            {"note",
+                                             "ptx_options go to the PTX compiler, "
+                                             "nvrtc_options to NVRTC (-Xptxas, -Xnvrtc)"}});
     }
   }
   std::lock_guard lock(mutex);

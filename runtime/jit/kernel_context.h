@@ -15,16 +15,16 @@
 namespace tmem {
 
 struct KernelContext {
-  CompileOptions options;          // as given, with the backend resolved
-  CompileOptions ptx;              // what the PTX compile gets (ptx_options; no extra_options)
-  std::vector<std::string> nvrtc;  // NVRTC's options after the architecture: the user's, then
-                                   // the defaults that theirs do not replace
+  CompileOptions options;               // as given, with the backend resolved
+  CompileOptions ptx;                   // what the PTX compile gets (ptx_options; no extra_options)
+  std::vector<std::string> nvrtc;       // NVRTC's options after the architecture: the user's, then
+                                        // the defaults that theirs do not replace
   std::vector<std::string> user_nvrtc;  // the user's alone (the ones to check)
   bool user_pch = false;  // the user chose NVRTC's precompiled-header options themselves
   // A CUDA source with the backend left to auto: NVRTC compiles to the cubin itself (its own
   // ptxas), which is exactly what NVRTC makes of the source; a named backend gets NVRTC's PTX.
   bool nvrtc_compiles = false;
-  Key128 digest;          // every option, compiler version and the library build
+  Key128 digest;  // every option, compiler version and the library build
 };
 
 // kUsage for a backend that compiles no PTX (nvrtc), an architecture among the NVRTC options

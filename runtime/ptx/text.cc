@@ -54,8 +54,10 @@ std::string without_comments(std::string_view ptx) {
   bool in_string = false;
   for (size_t i = 0; i < out.size(); ++i) {
     if (in_string) {
-      if (out[i] == '\\' && i + 1 < out.size()) ++i;
-      else if (out[i] == '"') in_string = false;
+      if (out[i] == '\\' && i + 1 < out.size())
+        ++i;
+      else if (out[i] == '"')
+        in_string = false;
       continue;
     }
     if (out[i] == '"') {
@@ -130,15 +132,15 @@ bool remove_extern_declarations(std::string& ptx, const std::string& symbol,
   // removal below keeps the newlines (so later offsets only shift by what was removed).
   std::string text = without_comments(ptx);
   for (size_t search = 0;;) {
-    const std::vector<size_t> offsets = token_offsets(std::string_view(text).substr(search), symbol);
+    const std::vector<size_t> offsets =
+        token_offsets(std::string_view(text).substr(search), symbol);
     if (offsets.empty()) break;
     const size_t at = search + offsets.front();
     search = at + symbol.size();
     const size_t decl = text.rfind(".extern", at);
     const size_t previous_end = text.rfind(';', at);
     const size_t previous_brace = text.rfind('}', at);
-    if (decl == std::string::npos ||
-        (previous_end != std::string::npos && previous_end > decl) ||
+    if (decl == std::string::npos || (previous_end != std::string::npos && previous_end > decl) ||
         (previous_brace != std::string::npos && previous_brace > decl) ||
         text.find(kind, decl) > at)
       continue;
@@ -199,7 +201,8 @@ size_t first_line_with(std::string_view ptx, std::string_view prefix) {
 }
 
 size_t line_of(std::string_view text, size_t at) {
-  return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  return 1 +
+         static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
 }
 
 }  // namespace tmem::ptx

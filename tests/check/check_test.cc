@@ -356,12 +356,14 @@ TEST(TransferSpec, SpecFileRefusesABadOptionNamingTheKey) {
     const char* value;
     const char* message;
   };
-  for (const Case& c : {Case{"wait", "1", "'wait' must be true or false, got 1"},
-                        Case{"column_argument", "\"yes\"", "'column_argument' must be true or false"},
-                        Case{"cta_group", "3", "'cta_group' must be 1 or 2, got 3"},
-                        Case{"name", "7", "'name' must be a string, got 7"},
-                        Case{"bogus", "1", "unknown key 'bogus' (keys: op, scope, tmem, regs, "
-                                           "tmem2, imm; device function: name, wait"}}) {
+  for (const Case& c :
+       {Case{"wait", "1", "'wait' must be true or false, got 1"},
+        Case{"column_argument", "\"yes\"", "'column_argument' must be true or false"},
+        Case{"cta_group", "3", "'cta_group' must be 1 or 2, got 3"},
+        Case{"name", "7", "'name' must be a string, got 7"},
+        Case{"bogus", "1",
+             "unknown key 'bogus' (keys: op, scope, tmem, regs, "
+             "tmem2, imm; device function: name, wait"}}) {
     nlohmann::json json = nlohmann::json::parse(base);
     json[c.key] = nlohmann::json::parse(c.value);
     for (bool options : {false, true}) {

@@ -279,7 +279,8 @@ TEST(RuleNames, OpcodeTargetAndSpecErrorsNameTheirRule) {
             tmem::Rule::kAtMost128Registers);
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.st.sync.aligned.32x32b.x1.pack::16b.b32").error().rule(),
             tmem::Rule::kPackModeOfDirection);
-  EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.32x32b.x1.b32").error().rule(), tmem::Rule::kSyncAligned);
+  EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.sync.32x32b.x1.b32").error().rule(),
+            tmem::Rule::kSyncAligned);
   // ld.red is supported (issue 21); .b32 is not one of its types (R14).
   EXPECT_EQ(tmem::Opcode::parse("tcgen05.ld.red.sync.aligned.32x32b.x2.b32").error().rule(),
             tmem::Rule::kLoadReduceForm);

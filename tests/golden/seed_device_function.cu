@@ -1,6 +1,6 @@
 #ifndef TMEMJIT_LIFECYCLE_DEFINED
 #define TMEMJIT_LIFECYCLE_DEFINED
-// The TMEM lifecycle (TCGEN05.md §6-7), once per translation unit: one whole warp calls
+// The TMEM lifecycle (docs/tcgen05-rules.md §Lifecycle, §Sync), once per translation unit: one whole warp calls
 // alloc (it writes the base address to shared memory, then relinquishes the permit) and
 // dealloc; fence_before_sync / fence_after_sync go around the __syncthreads() that hands
 // TMEM from one warp to another.

@@ -19,8 +19,8 @@
 #include "common/ptx_fixtures.h"
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
-#include "runtime/compile/sass.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/compile/sass.h"
 #include "runtime/jit/kernel_context.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
@@ -285,8 +285,8 @@ TEST_F(CompileKernel, SpecializedKernelHasTheInlineFormsSassForEveryExampleLayou
         std::tuple{"d_x32_ld", "d_x32_st", "#include <cuda_bf16.h>\n"},
         std::tuple{"d_x64_ld", "d_x64_st", "#include <cuda_bf16.h>\n"}}) {
     SCOPED_TRACE(std::string(load) + (*header ? " with a header" : ""));
-    source.text = header + read_file(std::string(TMEMJIT_SOURCE_DIR) +
-                                     "/examples/epilogue/epilogue.cu");
+    source.text =
+        header + read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
     const std::vector<NamedTransfer> transfers = {
         transfer(layout(load), "acc_load", false, true),
         transfer(layout(store), "acc_store", false, true)};
@@ -479,7 +479,8 @@ TEST(CompileKernelKey, ChangingAnyInputOfTheBuildIsAnotherKey) {
   with_source("entry", [](KernelSource& s) { s.entry = "other"; });
   with_source("path", [](KernelSource& s) { s.path = "other.cu"; });
   with_transfer("name", [](NamedTransfer& t) { t.options.name = "other"; });
-  with_transfer("spec", [](NamedTransfer& t) { t.spec = tmemjit_test::seed_layout_b(true).make(); });
+  with_transfer("spec",
+                [](NamedTransfer& t) { t.spec = tmemjit_test::seed_layout_b(true).make(); });
   with_transfer("wait", [](NamedTransfer& t) { t.options.wait = !t.options.wait; });
   with_transfer("warp_argument", [](NamedTransfer& t) { t.options.warp_argument = true; });
   with_transfer("column_argument", [](NamedTransfer& t) { t.options.column_argument = true; });

@@ -73,8 +73,9 @@ std::vector<tmem::TransferSpec> all_test_specs() {
 }
 
 // coord_table(t, r, h) is the register view's element that the plan's instruction moves in that
-// thread, register and half: walked here from the plan and the native image (DESIGN.md §3 rules
-// 1-2), independently of the coordinate map, which walks the register view's layout.
+// thread, register and half: walked here from the plan and the native image
+// (docs/transfer-semantics.md §Rules 1-2), independently of the coordinate map, which walks the
+// register view's layout.
 TEST(CoordTable, EqualsThePlansElementForEveryThreadRegisterAndHalf) {
   int specs = 0, sixteen_bit = 0;
   for (const tmem::TransferSpec& spec : all_test_specs()) {

@@ -210,7 +210,8 @@ TEST(DeviceFunctionPair, TransfersOfOneKernelMustAgreeR27) {
     options.backend = tmem::Backend::kPtxas;
     auto kernel = tmem::compile_kernel(source, transfers, options);
     ASSERT_FALSE(kernel.ok());
-    EXPECT_EQ(kernel.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << kernel.error().full_text();
+    EXPECT_EQ(kernel.error().rule(), tmem::Rule::kOneCtaGroupPerKernel)
+        << kernel.error().full_text();
   }
 }
 

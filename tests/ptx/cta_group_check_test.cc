@@ -47,7 +47,8 @@ TEST(PtxCtaGroups, KernelAndCalledFunctionMixingIsR27) {
     const tmem::Status status = tmem::ptx::check_cta_groups(module(helper, kernel));
     ASSERT_FALSE(status.ok()) << helper << " " << kernel;
     EXPECT_EQ(status.error().code(), tmem::ErrorCode::kRule);
-    EXPECT_EQ(status.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << status.error().full_text();
+    EXPECT_EQ(status.error().rule(), tmem::Rule::kOneCtaGroupPerKernel)
+        << status.error().full_text();
   }
 }
 
@@ -79,7 +80,8 @@ TEST(PtxCtaGroups, CompilePtxRefusesTheMix) {
   options.backend = tmem::Backend::kPtxas;
   auto compiled = tmem::compile_ptx(module(2, 1), options);
   ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << compiled.error().full_text();
+  EXPECT_EQ(compiled.error().rule(), tmem::Rule::kOneCtaGroupPerKernel)
+      << compiled.error().full_text();
 }
 
 }  // namespace

@@ -209,7 +209,9 @@ TEST(SimPairRules, MixedCtaGroupsR27) {
 }
 
 // R29: cta_group::2 needs its peer CTA launched.
-TEST(SimPairRules, PairWithoutAPeerCtaR29) { expect_rule(PairVariant{}, Rule::kOneWarpAllocates, 1); }
+TEST(SimPairRules, PairWithoutAPeerCtaR29) {
+  expect_rule(PairVariant{}, Rule::kOneWarpAllocates, 1);
+}
 
 TEST(SimPairRules, DifferentColumnCountsBetweenPeersR29) {
   PairVariant v;

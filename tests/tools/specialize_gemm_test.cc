@@ -41,10 +41,10 @@ TEST(CliSpecializeGemm, CuteKernelForEachFamilyTargetWithCutesIncludeAndDefaultD
     SCOPED_TRACE(target);
     // No --entry: the file's one kernel is found past its __cluster_dims__ attribute.
     const CliResult run =
-        run_cli_argv({"specialize", kKernels + "/ws_gemm_sm100.cu",
-                      "--transfer", "acc_load=" + kKernels + "/ws_gemm_layouts/x32.json",
-                      "--warp-arg", "--column-arg", "--no-wait", "-I", cute, "-default-device",
-                      "--target", target, "--json", "--cache-dir", cache.string()});
+        run_cli_argv({"specialize", kKernels + "/ws_gemm_sm100.cu", "--transfer",
+                      "acc_load=" + kKernels + "/ws_gemm_layouts/x32.json", "--warp-arg",
+                      "--column-arg", "--no-wait", "-I", cute, "-default-device", "--target",
+                      target, "--json", "--cache-dir", cache.string()});
     ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
     const auto j = nlohmann::json::parse(run.out);
     EXPECT_EQ(j["ok"], true);

@@ -159,23 +159,24 @@ TEST(CliSpecialize, JsonFieldsAndASecondProcessHitsTheDisk) {
 TEST(CliSpecialize, EveryTargetAndTheCompilersOptions) {
   ScratchDir dir;
   for (const char* target : {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"}) {
-    const CliResult run = specialize(epilogue_args("d_x32_ld", "d_x32_st"),
-                                     {"--no-cache", "--target", target});
+    const CliResult run =
+        specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--no-cache", "--target", target});
     ASSERT_EQ(run.exit_code, 0) << target << ": " << run.err << run.out;
     EXPECT_EQ(nlohmann::json::parse(run.out)["target"], target);
   }
-  const CliResult options = specialize(
-      epilogue_args("d_x32_ld", "d_x32_st"),
-      {"--no-cache", "-std=c++20", "-default-device", "-Xnvrtc", "--device-int128", "-Xnvrtc",
-       "--diag-suppress=177", "-Xptxas", "-maxrregcount=128", "-Xptxas=--allow-expensive-optimizations=true"});
+  const CliResult options =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"),
+                 {"--no-cache", "-std=c++20", "-default-device", "-Xnvrtc", "--device-int128",
+                  "-Xnvrtc", "--diag-suppress=177", "-Xptxas", "-maxrregcount=128",
+                  "-Xptxas=--allow-expensive-optimizations=true"});
   ASSERT_EQ(options.exit_code, 0) << options.err << options.out;
   const CliResult wrong =
       specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--no-cache", "-Xptxas", "--bogus"});
   EXPECT_EQ(wrong.exit_code, 2) << wrong.err << wrong.out;
   EXPECT_NE(wrong.out.find("--bogus"), std::string::npos) << wrong.out;
-  const CliResult compile = run_cli_argv({"compile", "--spec", kExample + "/layouts/d_x32_ld.json",
-                                          "--no-cache", "--target", "sm_100f", "-Xptxas",
-                                          "-maxrregcount=128", "--json"});
+  const CliResult compile =
+      run_cli_argv({"compile", "--spec", kExample + "/layouts/d_x32_ld.json", "--no-cache",
+                    "--target", "sm_100f", "-Xptxas", "-maxrregcount=128", "--json"});
   EXPECT_EQ(compile.exit_code, 0) << compile.err << compile.out;
 }
 
