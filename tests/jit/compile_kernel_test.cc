@@ -724,6 +724,35 @@ TEST_F(CompileKernel, ATransferTheSourceNeverCallsIsAWarning) {
   EXPECT_EQ(report.warnings.size(), 1u);
 }
 
+// Names found only as parts of other words ("st" in "acc_st", "ld" in "acc_ld") or in comments
+// are not calls: the warning is given (it was missing for such names), and a PTX `.entry` inside a
+// comment is not taken as a kernel.
+TEST_F(CompileKernel, NamesInsideOtherWordsOrCommentsAreNotCallsOrEntries) {
+  auto transfers = seed_transfers();
+  transfers.push_back(transfer(tmemjit_test::seed_pack(false).make(), "st"));
+  KernelSource source = roundtrip_source();
+  source.text = "// st(base, regs) is not called here\n" + source.text;
+  CompileReport report;
+  auto kernel = compile_kernel(source, transfers, {}, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0], "transfer 'st' is never called by kernel.cu");
+
+  KernelSource ptx;
+  ptx.language = Language::kPtx;
+  ptx.text = "// .visible .entry commented_out()\n" + testing::user_ptx_kernel();
+  ptx.entry = "commented_out";
+  std::vector<NamedTransfer> ptx_transfers = {
+      transfer(tmemjit_test::seed_layout_b(false).make(), "acc_ld")};
+  ptx_transfers[0].options.language = Language::kPtx;
+  auto refused = compile_kernel(ptx, ptx_transfers);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(refused.error().message().find("the __global__ functions found: user"),
+            std::string::npos)
+      << refused.error().message();
+}
+
 TEST_F(CompileKernel, RuleErrorsNameTheTransfer) {
   auto transfers = seed_transfers();
   tmemjit_test::SpecText text = tmemjit_test::seed_layout_b(false);
