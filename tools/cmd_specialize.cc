@@ -232,6 +232,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                                                    {"--column-arg", false},
                                                    {"--cta-group", true},
                                                    {"--transfer", true},
+                                                   {"--specialization", true},
                                                    {"--keep", true}}));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
@@ -284,6 +285,11 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     options.backend = *parsed;
   }
   if (auto keep = args->get("--keep")) options.keep_dir = *keep;
+  if (auto mode = args->get("--specialization")) {
+    auto parsed = tmem::parse_specialization(*mode);
+    if (!parsed) return report(parsed.error(), json);
+    options.specialization = *parsed;
+  }
   options.nvrtc_options = front_end;
   options.ptx_options = ptx_options;
   tmem::DeviceFunctionOptions defaults;
@@ -342,6 +348,8 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                 {"ptx_compile_ms", info.ptx_compile_ms},
                 {"compile_ms", info.compile_ms},
                 {"cubin_bytes", kernel->cubin().size()},
+                {"tier", std::string(kernel->tier())},
+                {"tier_reason", info.tier_reason},
                 {"key", info.key},
                 {"transfers", list},
                 {"warnings", info.warnings},
@@ -358,6 +366,9 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                 << info.headers << ")";
     }
     std::cout << (output.empty() ? "" : " -> " + output) << "\n";
+    if (kernel->tier() != "specialized" || !info.tier_reason.empty())
+      std::cout << "  tier: " << kernel->tier()
+                << (info.tier_reason.empty() ? "" : " (" + info.tier_reason + ")") << "\n";
     for (const auto& t : info.transfers)
       std::cout << "  " << t.name << ": " << t.op << ", " << t.regs_per_thread
                 << " registers per thread, " << t.instructions_per_warp

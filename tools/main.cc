@@ -47,7 +47,7 @@ constexpr CommandEntry kCommands[] = {
      "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
      "                 [-I DIR] [-D NAME[=V]] [-std=c++NN] [-default-device]\n"
      "                 [-Xnvrtc OPT]... [-Xptxas OPT]... [--keep DIR]\n"
-     "                 [--no-cache | --cache-dir DIR]"},
+     "                 [--specialization eager|lazy|generic] [--no-cache | --cache-dir DIR]"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"
      "                 [--no-cache | --cache-dir DIR]"},

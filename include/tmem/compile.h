@@ -31,6 +31,22 @@ std::string_view to_string(Backend backend) noexcept;
 Result<Backend> parse_backend(std::string_view text);  // names the allowed set on failure
 std::span<const Backend> all_backends() noexcept;      // every name above, kAuto last
 
+// How compile_kernel answers a layout (docs/specialization.md §Tiers). The generic tier is one
+// compile per source and transfer signature (registers per thread, scope, options) that reads
+// each layout's opcode, offsets and index weights from constant memory: a new layout then costs
+// its descriptor, not a compile. It runs slower than the specialized kernel, by an amount that
+// depends on the layout: an autotuner times the specialized tier.
+enum class Specialization {
+  kEager,    // the specialized kernel, compiled by this call when no cache has it (the default)
+  kLazy,     // the generic tier at once when a cache has it, while the specialized kernel compiles
+             // in the background and takes over (Kernel::tier, Kernel::wait_specialized); when no
+             // cache has it, eager, and the generic tier is built in the background for the next
+             // layout. Plans the generic tier cannot express are eager (CompileReport::tier_reason)
+  kGeneric,  // the generic tier only (compiled by this call when no cache has it)
+};
+std::string_view to_string(Specialization specialization) noexcept;  // "eager", "lazy", "generic"
+Result<Specialization> parse_specialization(std::string_view text);  // names the allowed set
+
 struct CompileOptions {
   Target target = Target::kSm100a;
   Backend backend = Backend::kAuto;  // resolved when compiling, and before any cache key
@@ -62,6 +78,9 @@ struct CompileOptions {
   // the front end's options among them (-D, -I, -std, -include, ...) to NVRTC. Prefer the two
   // lists above, which say where each option goes.
   std::vector<std::string> extra_options;
+  // compile_kernel only: which tier answers (above). Not part of any cache key: eager and lazy
+  // share the specialized kernel, lazy and generic the generic tier.
+  Specialization specialization = Specialization::kEager;
 
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
 };
@@ -142,6 +161,11 @@ struct CompileReport {
     int alloc_columns = 0;
   };
   std::vector<Transfer> transfers;
+  // The tier the returned Kernel runs first ("specialized" or "generic", as Kernel::tier), and,
+  // when the tier asked for is not the one returned, why: a plan the generic tier cannot express
+  // (naming the transfer), or, for lazy, that no cache had the generic tier yet.
+  std::string tier = "specialized";
+  std::string tier_reason;
 };
 
 }  // namespace tmem

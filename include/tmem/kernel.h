@@ -74,6 +74,16 @@ class Kernel {
   // (the message lists the entries found). Loads lazily like every Kernel.
   static Result<Kernel> from_cubin(std::span<const char> cubin, std::string entry, Target target);
 
+  // The tier a launch runs now (compile_kernel, docs/specialization.md §Tiers): "generic" (the
+  // layout read from constant memory) or "specialized". A lazy kernel switches from generic to
+  // specialized once, atomically: each launch runs one whole kernel of either tier. Every other
+  // kernel is "specialized".
+  std::string_view tier() const noexcept;
+  // Blocks until the specialized kernel of a lazy compile_kernel is ready and launches use it;
+  // its compile error, if it failed (the kernel then stays generic, which still runs correctly).
+  // Returns at once for every other kernel.
+  Status wait_specialized() const;
+
   // Whether this kernel runs the emulated transfers of compile_kernel for Target::kSm90.
   bool emulated() const noexcept;
   // Emulated kernels: waits for the device (cuCtxSynchronize), then reads what the emulation

@@ -13,10 +13,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/device_function.h"
 #include "kernels/emulation_kernels.h"
+#include "kernels/generic_transfer.h"
 #include "kernels/specialized_source.h"
 #include "runtime/compile/backends.h"
 #include "runtime/compile/include_closure.h"
@@ -27,6 +30,7 @@
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
+#include "runtime/jit/tiers.h"
 #include "runtime/ptx/text.h"
 #include "runtime/support/warning.h"
 #include "tmem/code_stats.h"
@@ -104,12 +108,12 @@ std::string pch_off_reason(const kernels::CudaUnit& unit, const KernelContext& c
 
 Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const kernels::PreparedTransfers& prepared,
+                                     const std::string& transfers_header,
                                      const KernelContext& context, const Includes& includes,
                                      std::string_view keep_stem) {
   const kernels::CudaUnit unit = kernels::cuda_unit(source.text);
   const std::vector<std::pair<std::string, std::string>> headers = {
-      {std::string(kernels::kTransfersHeader),
-       kernels::transfers_header(prepared, context.options.target)}};
+      {std::string(kernels::kTransfersHeader), transfers_header}};
   std::vector<std::string> options = context.nvrtc;
   FrontEnd out;
   out.headers = pch_off_reason(unit, context);
@@ -272,11 +276,14 @@ Result<CompiledModule> compile_module(const KernelSource& source, const std::str
       user_log(error.details(), source.path, spliced.inserted_after, spliced.inserted_lines));
 }
 
-// The miss path.
+// The miss path: the specialized kernel, or with `generic` the generic tier of those transfers
+// (docs/specialization.md §Tiers).
 Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> transfers,
-                    const KernelContext& context, const Includes& includes) {
+                    const KernelContext& context, const Includes& includes,
+                    std::span<const kernels::GenericTransfer> generic = {}) {
   auto prepared = kernels::prepare_transfers(transfers);
   if (!prepared.ok()) return std::move(prepared).error();
+  const bool generic_tier = !generic.empty();
   if (Status ok = check_user_options(source, context); !ok.ok()) return std::move(ok).error();
   const Target target = context.options.target;
   Built built;
@@ -289,11 +296,15 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
   for (const kernels::TransferCode& code : prepared->codes)
     keep_stem += "-" + std::string(to_string(code.plan.op.shape())) + ".x" +
                  std::to_string(code.plan.op.num());
+  if (generic_tier) keep_stem = source.entry + "-generic";
   std::string ptx;
   std::vector<char> cubin;
   SplicedPtx spliced;
   if (source.language == Language::kCuda) {
-    auto front_end = compile_cuda_source(source, *prepared, context, includes, keep_stem);
+    const std::string header =
+        generic_tier ? kernels::generic_transfers_header(generic, prepared->cta_group, target)
+                     : kernels::transfers_header(*prepared, target);
+    auto front_end = compile_cuda_source(source, *prepared, header, context, includes, keep_stem);
     if (!front_end.ok()) return std::move(front_end).error();
     ptx = std::move(front_end->ptx);
     cubin = std::move(front_end->cubin);
@@ -389,28 +400,22 @@ Status check_request(const KernelSource& source, std::span<const NamedTransfer> 
   return kernels::check_transfer_names(transfers);
 }
 
-}  // namespace
+// What one compile_kernel call works on, once its context is made.
+struct Request {
+  const KernelSource& source;
+  std::span<const NamedTransfer> transfers;
+  const KernelContext& context;
+  const Includes& includes;
+  Key128 key;  // the specialized kernel's
+};
 
-Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
-                              const CompileOptions& options) {
-  return compile_kernel(source, transfers, options, nullptr);
-}
-
-Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTransfer> transfers,
-                              const CompileOptions& options, CompileReport* report) {
-  if (report != nullptr) *report = CompileReport{};
-  KernelSource source = given;
-  if (source.path.empty())
-    source.path = source.language == Language::kPtx ? "kernel.ptx" : "kernel.cu";
-  if (Status ok = check_request(source, transfers); !ok.ok()) return std::move(ok).error();
-  auto context = kernel_context(source, options);
-  if (!context.ok()) return std::move(context).error();
-  auto includes = includes_of(source, *context);
-  if (!includes.ok()) return std::move(includes).error();
-  const Key128 key = kernel_key(source, transfers, *context, includes->digest);
+// The specialized kernel: memory table, module cache, or a build.
+Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request,
+                                                          CompileReport* report) {
+  const Key128& key = request.key;
   if (report != nullptr) {
     report->key = key.hex();
-    report->backend = context->options.backend;
+    report->backend = request.context.options.backend;
   }
   ModuleCache& cache = module_cache();
   const uint64_t generation = cache.generation();
@@ -422,7 +427,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
         report->front_end_cache = CacheSource::kMemory;
         if (const KernelEntryMeta* meta = hit->meta()) fill_report(*report, *meta);
       }
-      return Kernel(std::move(hit));
+      return hit;
     }
   }
   ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
@@ -433,7 +438,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
       key,
       [&]() -> Result<Payload> {
         const auto start = Clock::now();
-        auto built = build(source, transfers, *context, *includes);
+        auto built = build(request.source, request.transfers, request.context, request.includes);
         compile_ms = ms_since(start);
         if (!built.ok()) return std::move(built).error();
         new_warnings = built->meta.warnings;
@@ -457,10 +462,273 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
   }
   if (!payload.ok()) return std::move(payload).error();
   for (const std::string& warning : new_warnings) warn(warning);
-  auto impl = make_impl(*payload, context->options.target, report);
+  auto impl = make_impl(*payload, request.context.options.target, report);
   if (!impl.ok()) return std::move(impl).error();
-  if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(*impl));
-  return Kernel(kernel_table().insert(key, generation, std::move(*impl)));
+  if (lookup == ModuleCache::Lookup::kUncached) return std::move(*impl);
+  return kernel_table().insert(key, generation, std::move(*impl));
+}
+
+// ---- the generic tier ---------------------------------------------------------------------------
+
+// Lazy kernels whose specialized compile is in flight, by the specialized key, so that asking
+// again for the layout meanwhile shares the handle (and its one background compile).
+class PendingKernels {
+ public:
+  std::shared_ptr<Kernel::Impl> find(const Key128& key) {
+    std::lock_guard lock(mutex_);
+    const auto it = kernels_.find(key);
+    return it == kernels_.end() ? nullptr : it->second;
+  }
+  void insert(const Key128& key, std::shared_ptr<Kernel::Impl> impl) {
+    std::lock_guard lock(mutex_);
+    kernels_.emplace(key, std::move(impl));
+  }
+  void erase(const Key128& key) {
+    std::lock_guard lock(mutex_);
+    kernels_.erase(key);
+  }
+  // Whether `key` (a generic tier's) is already being built in the background; marks it if not.
+  bool claim_build(const Key128& key) {
+    std::lock_guard lock(mutex_);
+    return !building_.insert(key).second;
+  }
+  void release_build(const Key128& key) {
+    std::lock_guard lock(mutex_);
+    building_.erase(key);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<Key128, std::shared_ptr<Kernel::Impl>, Key128Hash> kernels_;
+  std::unordered_set<Key128, Key128Hash> building_;
+};
+
+PendingKernels& pending_kernels() {
+  static PendingKernels pending;
+  return pending;
+}
+
+// The generic tier's key: the specialized key's fields with each transfer's layout replaced by its
+// signature (docs/cache.md).
+Key128 generic_key(const Request& request, std::span<const kernels::GenericTransfer> generic,
+                   int cta_group) {
+  KeyBuilder key;
+  key.str("domain", "tmemjit/kernel-generic");
+  key.integer("context.lo", static_cast<int64_t>(request.context.digest.lo));
+  key.integer("context.hi", static_cast<int64_t>(request.context.digest.hi));
+  key.str("language", to_string(request.source.language));
+  key.str("path", request.source.path);
+  key.str("entry", request.source.entry);
+  key.str("source", request.source.text);
+  key.integer("includes.lo", static_cast<int64_t>(request.includes.digest.lo));
+  key.integer("includes.hi", static_cast<int64_t>(request.includes.digest.hi));
+  key.integer("cta_group", cta_group);
+  key.integer("transfers", static_cast<int64_t>(generic.size()));
+  for (const kernels::GenericTransfer& t : generic) key.str("signature", t.signature.text());
+  return key.finish();
+}
+
+// Owned copies of a request, for a job that outlives the call.
+struct OwnedRequest {
+  KernelSource source;
+  std::vector<NamedTransfer> transfers;
+  KernelContext context;
+  Includes includes;
+  Key128 key;
+  Request view() const { return {source, transfers, context, includes, key}; }
+};
+
+// The generic tier's Kernel for this layout: its own Impl over the shared payload, with the
+// layout's descriptors (and, emulated, its instruction names).
+Result<std::shared_ptr<Kernel::Impl>> generic_impl(
+    std::shared_ptr<const Payload> payload, const Request& request,
+    const kernels::PreparedTransfers& prepared, std::span<const kernels::GenericTransfer> generic,
+    CompileReport* report) {
+  auto impl = make_impl(std::move(payload), request.context.options.target, report);
+  if (!impl.ok()) return std::move(impl).error();
+  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> descriptors;
+  for (const kernels::GenericTransfer& t : generic)
+    descriptors.emplace_back(kernels::generic_descriptor_symbol(t.signature.name), t.descriptor);
+  (*impl)->set_generic(std::move(descriptors));
+  std::vector<std::string> instructions;
+  for (const kernels::TransferCode& code : prepared.codes)
+    for (std::string& instruction : kernels::emulated_instructions(code))
+      instructions.push_back(std::move(instruction));
+  if ((*impl)->emulated()) (*impl)->set_emulation(std::move(instructions));
+  if (report != nullptr) {
+    report->tier = "generic";
+    report->transfers.clear();
+    for (const kernels::TransferCode& code : prepared.codes)
+      report->transfers.push_back({code.options.name, code.plan.op.to_string(),
+                                   code.plan.regs_per_thread, code.plan.instructions_per_warp(),
+                                   code.plan.alloc_columns});
+  }
+  return std::move(*impl);
+}
+
+// Builds a generic tier in the background, for the next layout of its signature (lazy without one).
+void post_generic_build(const Request& request, const Key128& key) {
+  if (pending_kernels().claim_build(key)) return;
+  auto owned = std::make_shared<OwnedRequest>(
+      OwnedRequest{request.source,
+                   std::vector<NamedTransfer>(request.transfers.begin(), request.transfers.end()),
+                   request.context, request.includes, request.key});
+  BackgroundCompiler::instance().post(
+      [owned, key] {
+        auto prepared = kernels::prepare_transfers(owned->transfers);
+        if (prepared.ok()) {
+          std::vector<kernels::GenericTransfer> generic;
+          for (const kernels::TransferCode& code : prepared->codes)
+            if (auto form =
+                    kernels::generic_form(code, owned->context.options.target, owned->source.text);
+                form.transfer)
+              generic.push_back(std::move(*form.transfer));
+          if (generic.size() == prepared->codes.size())
+            (void)module_cache().get_or_compile(key, [&]() -> Result<Payload> {
+              auto built =
+                  build(owned->source, owned->transfers, owned->context, owned->includes, generic);
+              if (!built.ok()) return std::move(built).error();
+              return std::move(built->payload);
+            });
+        }
+        pending_kernels().release_build(key);
+      },
+      [key] { pending_kernels().release_build(key); });
+}
+
+// Compiles the specialized kernel in the background and switches `tiers` to it.
+void post_specialized(const Request& request, std::shared_ptr<TierSwitch> tiers) {
+  auto owned = std::make_shared<OwnedRequest>(
+      OwnedRequest{request.source,
+                   std::vector<NamedTransfer>(request.transfers.begin(), request.transfers.end()),
+                   request.context, request.includes, request.key});
+  BackgroundCompiler::instance().post(
+      [owned, tiers] {
+        tiers->finish(compile_specialized(owned->view(), nullptr));
+        pending_kernels().erase(owned->key);
+      },
+      [owned, tiers] {
+        tiers->finish(
+            Error(ErrorCode::kUsage, "the process exited before the specialized kernel compiled"));
+        pending_kernels().erase(owned->key);
+      });
+}
+
+// Lazy and generic (docs/specialization.md §Tiers). nullopt: this request is eager after all
+// (report->tier_reason says why).
+std::optional<Result<std::shared_ptr<Kernel::Impl>>> compile_tiered(const Request& request,
+                                                                    Specialization mode,
+                                                                    CompileReport* report) {
+  const bool lazy = mode == Specialization::kLazy;
+  auto eager_because =
+      [&](std::string why) -> std::optional<Result<std::shared_ptr<Kernel::Impl>>> {
+    if (report != nullptr) report->tier_reason = std::move(why);
+    return std::nullopt;
+  };
+  ModuleCache& cache = module_cache();
+  if (lazy && cache.enabled()) {
+    // The specialized kernel is ready, or this layout's lazy kernel is waiting for it.
+    if (kernel_table().find(request.key, cache.generation()) != nullptr) return std::nullopt;
+    if (std::shared_ptr<Kernel::Impl> pending = pending_kernels().find(request.key)) {
+      cache.count_hit();
+      if (report != nullptr) {
+        if (const KernelEntryMeta* meta = pending->meta()) fill_report(*report, *meta);
+        report->key = request.key.hex();
+        report->cache = CacheSource::kMemory;
+        report->front_end_cache = CacheSource::kMemory;
+        report->tier = std::string(Kernel(pending).tier());
+      }
+      return pending;
+    }
+  }
+  if (request.source.language != Language::kCuda)
+    return eager_because("the generic tier compiles CUDA C++ sources; a PTX source is specialized");
+  if (lazy && !cache.enabled())
+    return eager_because("the cache is off, so no generic tier can be cached for lazy to use");
+  auto prepared = kernels::prepare_transfers(request.transfers);
+  if (!prepared.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(prepared).error());
+  std::vector<kernels::GenericTransfer> generic;
+  for (const kernels::TransferCode& code : prepared->codes) {
+    auto form = kernels::generic_form(code, request.context.options.target, request.source.text);
+    if (!form.transfer)
+      return eager_because("transfer '" + code.options.name + "': " + form.why_not);
+    generic.push_back(std::move(*form.transfer));
+  }
+  const Key128 key = generic_key(request, generic, prepared->cta_group);
+  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
+  double compile_ms = 0;
+  bool built_now = false;
+  auto payload = cache.get_or_compile(
+      key,
+      [&]() -> Result<Payload> {
+        // Lazy never waits for a generic tier: asking the tiers is all it does.
+        if (lazy) return Error(ErrorCode::kUsage, "no cache holds the generic tier");
+        const auto start = Clock::now();
+        auto built =
+            build(request.source, request.transfers, request.context, request.includes, generic);
+        compile_ms = ms_since(start);
+        if (!built.ok()) return std::move(built).error();
+        built_now = true;
+        return std::move(built->payload);
+      },
+      &lookup);
+  if (!payload.ok()) {
+    if (!lazy) return Result<std::shared_ptr<Kernel::Impl>>(std::move(payload).error());
+    post_generic_build(request, key);
+    return eager_because(
+        "no cache holds the generic tier of this source and signature yet: this call compiled "
+        "the specialized kernel, and the generic tier builds in the background for the next "
+        "layout (warmup builds it ahead of time)");
+  }
+  auto impl = generic_impl(*payload, request, *prepared, generic, report);
+  if (!impl.ok()) return impl;
+  if (report != nullptr) {
+    report->key = key.hex();
+    report->cache = source_of(lookup);
+    report->cache_enabled = lookup != ModuleCache::Lookup::kUncached;
+    report->compile_ms = compile_ms;
+    if (!built_now) report->front_end_cache = source_of(lookup);
+  }
+  if (lazy) {
+    auto tiers = std::make_shared<TierSwitch>();
+    (*impl)->set_tier_switch(tiers);
+    pending_kernels().insert(request.key, *impl);
+    post_specialized(request, std::move(tiers));
+  }
+  return impl;
+}
+
+}  // namespace
+
+Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                              const CompileOptions& options) {
+  return compile_kernel(source, transfers, options, nullptr);
+}
+
+Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTransfer> transfers,
+                              const CompileOptions& options, CompileReport* report) {
+  if (report != nullptr) *report = CompileReport{};
+  KernelSource source = given;
+  if (source.path.empty())
+    source.path = source.language == Language::kPtx ? "kernel.ptx" : "kernel.cu";
+  if (Status ok = check_request(source, transfers); !ok.ok()) return std::move(ok).error();
+  auto context = kernel_context(source, options);
+  if (!context.ok()) return std::move(context).error();
+  auto includes = includes_of(source, *context);
+  if (!includes.ok()) return std::move(includes).error();
+  const Request request{source, transfers, *context, *includes,
+                        kernel_key(source, transfers, *context, includes->digest)};
+  if (options.specialization != Specialization::kEager) {
+    if (auto tiered = compile_tiered(request, options.specialization, report)) {
+      if (!tiered->ok()) return std::move(*tiered).error();
+      return Kernel(std::move(*tiered).value());
+    }
+  }
+  std::string tier_reason = report != nullptr ? report->tier_reason : std::string();
+  auto impl = compile_specialized(request, report);
+  if (report != nullptr) report->tier_reason = std::move(tier_reason);
+  if (!impl.ok()) return std::move(impl).error();
+  return Kernel(std::move(*impl));
 }
 
 }  // namespace tmem

@@ -2,6 +2,7 @@
 // compiled elsewhere (from_cubin) and the emulated TMEM of emulated user kernels.
 #include "tmem/kernel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -71,6 +72,32 @@ Result<std::vector<size_t>> Kernel::Impl::parameter_sizes() {
     parameter_sizes_ = std::move(sizes).value();
   }
   return *parameter_sizes_;
+}
+
+Status Kernel::Impl::describe() {
+  if (descriptors_.empty()) return std::monostate{};
+  Result<void*> loaded = kernel();
+  if (!loaded.ok()) return std::move(loaded).error();
+  Result<int> device = driver::current_device();
+  if (!device.ok()) return std::move(device).error();
+  std::lock_guard lock(load_mutex_);
+  if (std::find(described_devices_.begin(), described_devices_.end(), *device) !=
+      described_devices_.end())
+    return std::monostate{};
+  for (const auto& [symbol, words] : descriptors_) {
+    auto global = library_->global(symbol);
+    // A transfer the kernel never calls has its descriptor dropped by the compiler.
+    if (!global.ok()) continue;
+    const size_t bytes = words.size() * sizeof(std::uint32_t);
+    if (global->second != bytes)
+      return Error(ErrorCode::kInternal,
+                   "generic tier: " + symbol + " has " + std::to_string(global->second) +
+                       " bytes; the layout's descriptor " + std::to_string(bytes));
+    if (Status set = driver::copy_to_device(global->first, words.data(), bytes); !set.ok())
+      return set;
+  }
+  described_devices_.push_back(*device);
+  return std::monostate{};
 }
 
 Status Kernel::Impl::bind_emulation(Dim3 grid) {
@@ -167,30 +194,41 @@ Result<Kernel> Kernel::from_cubin(std::span<const char> cubin, std::string entry
 
 const std::string& Kernel::name() const noexcept {
   static const std::string kEmpty;
-  return impl_ ? impl_->entry() : kEmpty;
+  return impl_ ? impl_->active().entry() : kEmpty;
 }
 
 Target Kernel::target() const noexcept { return impl_ ? impl_->target() : Target::kSm100a; }
 
 std::span<const char> Kernel::cubin() const noexcept {
   if (!impl_) return {};
-  return impl_->payload().blob;
+  return impl_->active().payload().blob;
 }
 
 std::string_view Kernel::ptx() const noexcept {
   if (!impl_) return {};
-  return impl_->payload().text;
+  return impl_->active().payload().text;
 }
 
-bool Kernel::loaded() const noexcept { return impl_ && impl_->loaded(); }
+bool Kernel::loaded() const noexcept { return impl_ && impl_->active().loaded(); }
 
 bool Kernel::emulated() const noexcept { return impl_ && impl_->emulated(); }
 
+std::string_view Kernel::tier() const noexcept {
+  if (!impl_) return "specialized";
+  return impl_->active().generic() ? "generic" : "specialized";
+}
+
+Status Kernel::wait_specialized() const {
+  if (!impl_ || impl_->tier_switch() == nullptr) return std::monostate{};
+  return impl_->tier_switch()->wait();
+}
+
 Status Kernel::load() const {
   if (!impl_) return Error(ErrorCode::kUsage, "load of an empty kernel handle");
-  Result<void*> handle = impl_->kernel();
+  Impl& active = impl_->active();
+  Result<void*> handle = active.kernel();
   if (!handle.ok()) return std::move(handle).error();
-  return std::monostate{};
+  return active.describe();
 }
 
 Status Kernel::launch(const LaunchConfig& config, void** args) const {
@@ -200,21 +238,25 @@ Status Kernel::launch(const LaunchConfig& config, void** args) const {
                                         " CTAs along x in clusters of " +
                                         std::to_string(config.cluster_ctas) +
                                         ": the grid must be a whole number of clusters");
-  Result<void*> handle = impl_->kernel();
+  // One read of the tier: this launch runs one whole kernel, whichever tier it is.
+  Impl& active = impl_->active();
+  Result<void*> handle = active.kernel();
   if (!handle.ok()) return std::move(handle).error();
-  if (impl_->emulated()) {
-    if (Status bound = impl_->bind_emulation(config.grid); !bound.ok()) return bound;
+  if (Status described = active.describe(); !described.ok()) return described;
+  if (active.emulated()) {
+    if (Status bound = active.bind_emulation(config.grid); !bound.ok()) return bound;
   }
+  if (TierSwitch* tiers = impl_->tier_switch()) tiers->launched(&active);
   if (config.cluster_ctas > 1)
-    return driver::launch_cluster(*handle, impl_->target(), config.grid, config.block,
+    return driver::launch_cluster(*handle, active.target(), config.grid, config.block,
                                   config.cluster_ctas, config.shared_bytes, config.stream, args);
-  return driver::launch(*handle, impl_->target(), config.grid, config.block, config.shared_bytes,
+  return driver::launch(*handle, active.target(), config.grid, config.block, config.shared_bytes,
                         config.stream, args);
 }
 
 Result<std::vector<size_t>> Kernel::parameter_sizes() const {
   if (!impl_) return Error(ErrorCode::kUsage, "parameter_sizes of an empty kernel handle");
-  return impl_->parameter_sizes();
+  return impl_->active().parameter_sizes();
 }
 
 Status Kernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) const {
@@ -245,6 +287,9 @@ Status Kernel::launch(const LaunchConfig& config, std::span<const KernelArg> arg
 
 Result<std::vector<std::string>> Kernel::emulation_check() const {
   if (!impl_) return Error(ErrorCode::kUsage, "emulation_check of an empty kernel handle");
+  // A lazy kernel: the tier that ran the last launch holds its records.
+  if (TierSwitch* tiers = impl_->tier_switch())
+    if (Impl* last = tiers->last_launched()) return last->emulation_check();
   return impl_->emulation_check();
 }
 

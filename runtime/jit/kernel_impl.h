@@ -3,15 +3,18 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/cache/payload.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/jit/entry_meta.h"
+#include "runtime/jit/tiers.h"
 #include "tmem/kernel.h"
 
 namespace tmem {
@@ -39,6 +42,27 @@ class Kernel::Impl {
   void set_meta(std::shared_ptr<const KernelEntryMeta> meta) { meta_ = std::move(meta); }
   const KernelEntryMeta* meta() const noexcept { return meta_.get(); }
 
+  // The generic tier (docs/specialization.md §Tiers): each transfer's descriptor (symbol, words),
+  // written into this Impl's own module before its first launch on each device. One Impl per
+  // layout, so launches of two layouts never share a descriptor.
+  void set_generic(std::vector<std::pair<std::string, std::vector<std::uint32_t>>> descriptors) {
+    generic_ = true;
+    descriptors_ = std::move(descriptors);
+  }
+  bool generic() const noexcept { return generic_; }
+  // Writes the descriptors for the current device unless done (loads the module).
+  Status describe();
+
+  // A lazy kernel: the switch to the specialized Impl, shared by the handle's copies.
+  void set_tier_switch(std::shared_ptr<TierSwitch> tiers) { tiers_ = std::move(tiers); }
+  TierSwitch* tier_switch() const noexcept { return tiers_.get(); }
+  // The Impl launches use now: the specialized one once published, else this one.
+  Impl& active() noexcept {
+    if (tiers_)
+      if (Impl* specialized = tiers_->specialized()) return *specialized;
+    return *this;
+  }
+
   void set_emulation(std::vector<std::string> instructions) {
     emulated_ = true;
     instructions_ = std::move(instructions);
@@ -61,6 +85,10 @@ class Kernel::Impl {
   std::optional<std::vector<size_t>> parameter_sizes_;  // guarded by load_mutex_
 
   std::shared_ptr<const KernelEntryMeta> meta_;
+  bool generic_ = false;
+  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> descriptors_;
+  std::vector<int> described_devices_;  // guarded by load_mutex_
+  std::shared_ptr<TierSwitch> tiers_;
   bool emulated_ = false;
   std::vector<std::string> instructions_;
   std::mutex emulation_mutex_;  // guards the buffers below
