@@ -188,11 +188,19 @@ std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vec
     return v;
   };
   terms.constant = value(0, s0) - eval(terms, 0, s0);
-  for (int s : slots)
+  // The check of every (thread, slot): the thread part once per thread, the slot part once per
+  // slot (the generic tier builds a layout's descriptor from this fit; docs/specialization.md
+  // §Tiers).
+  std::vector<std::int64_t> thread_part(static_cast<size_t>(map.threads));
+  for (int t = 0; t < map.threads; ++t) thread_part[static_cast<size_t>(t)] = eval(terms, t, 0);
+  for (int s : slots) {
+    const std::int64_t slot_part = eval(terms, 0, s);
     for (int t = 0; t < map.threads; ++t) {
-      if (value(t, s) < 0) return std::nullopt;
-      if (eval(terms, t, s) != value(t, s)) return std::nullopt;
+      const std::int64_t v = value(t, s);
+      if (v < 0 || thread_part[static_cast<size_t>(t)] + slot_part - terms.constant != v)
+        return std::nullopt;
     }
+  }
   return terms;
 }
 

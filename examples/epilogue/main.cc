@@ -68,7 +68,21 @@ int fail(const tmem::Error& error) {
 
 int main(int argc, char** argv) {
   // The directory of epilogue.cu and layouts/: this source directory, or the first argument.
-  const std::string dir = argc > 1 ? argv[1] : EPILOGUE_DIR;
+  // --specialization lazy: each layout starts on the generic tier at once (warmed up first), is
+  // checked there, then on the specialized kernel once it takes over (docs/specialization.md
+  // §Tiers).
+  std::string dir = EPILOGUE_DIR;
+  tmem::Specialization specialization = tmem::Specialization::kEager;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--specialization" && i + 1 < argc) {
+      auto parsed = tmem::parse_specialization(argv[++i]);
+      if (!parsed) return fail(parsed.error());
+      specialization = *parsed;
+    } else {
+      dir = arg;
+    }
+  }
   tmem::KernelSource source;
   source.text = read_file(dir + "/epilogue.cu");
   source.path = "epilogue.cu";
@@ -94,6 +108,7 @@ int main(int argc, char** argv) {
              std::to_string(cc % 10) + "; the emulation needs 9.0 or later";
   }
   tmem::CompileOptions options;
+  options.specialization = specialization;
   if (cc >= 100 && skip.empty()) {
     auto target = tmem::parse_target("sm_" + std::to_string(cc) + "a");
     if (!target) return fail(target.error());
@@ -133,6 +148,14 @@ int main(int argc, char** argv) {
     store_options.name = "acc_store";
     const std::vector<tmem::NamedTransfer> transfers = {{*load, load_options},
                                                         {*store, store_options}};
+    if (specialization == tmem::Specialization::kLazy) {
+      // Ahead of time (a server's warmup): the generic tier of this signature, which every
+      // layout with these registers per thread shares. Cached: a second layout finds it.
+      tmem::CompileOptions warm = options;
+      warm.specialization = tmem::Specialization::kGeneric;
+      auto generic = tmem::compile_kernel(source, transfers, warm);
+      if (!generic) return fail(generic.error());
+    }
     tmem::CompileReport report;
     const auto start = std::chrono::steady_clock::now();
     auto kernel = tmem::compile_kernel(source, transfers, options, &report);
@@ -140,12 +163,13 @@ int main(int argc, char** argv) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!kernel) return fail(kernel.error());
     std::printf(
-        "%s: %d x %d chunk, %d registers, %d loads per warp per chunk; compiled in %.1f ms "
-        "(cache %s, front end %s)\n",
+        "%s: %d x %d chunk, %d registers, %d loads per warp per chunk; compile_kernel %.3f ms "
+        "(cache %s, front end %s, %s tier%s)\n",
         candidate.name, rows, chunk, report.transfers[0].regs_per_thread,
         report.transfers[0].instructions_per_warp, compile_ms,
         std::string(tmem::to_string(report.cache)).c_str(),
-        std::string(tmem::to_string(report.front_end_cache)).c_str());
+        std::string(tmem::to_string(report.front_end_cache)).c_str(), report.tier.c_str(),
+        report.tier_reason.empty() ? "" : (": " + report.tier_reason).c_str());
     if (!skip.empty()) continue;
 
     // Data: the accumulator of every tile, and the expected epilogue.
@@ -173,39 +197,54 @@ int main(int argc, char** argv) {
     tmem::LaunchConfig config;
     config.grid = {kTiles, 1, 1};
     config.block = {128, 1, 1};
-    if (auto launched = kernel->launch(config, args); !launched) return fail(launched.error());
-    CUDA_OK(cudaDeviceSynchronize());
-    auto warnings = kernel->emulation_check();
-    if (!warnings) return fail(warnings.error());
-    for (const std::string& warning : *warnings) std::printf("  emulation: %s\n", warning.c_str());
-    std::vector<float> result(elements);
-    CUDA_OK(cudaMemcpy(result.data(), out, elements * sizeof(float), cudaMemcpyDeviceToHost));
-    size_t wrong = 0;
-    for (size_t i = 0; i < elements; ++i)
-      if (std::fabs(result[i] - expected[i]) > 1e-4f * (1.0f + std::fabs(expected[i]))) {
-        if (wrong++ == 0)
-          std::printf("  first mismatch at tile %zu, row %zu, column %zu: %g, expected %g\n",
-                      i / (static_cast<size_t>(rows) * kColumns), i / kColumns % rows, i % kColumns,
-                      result[i], expected[i]);
-      }
-    if (wrong) {
-      std::printf("FAIL %s: %zu of %zu elements differ\n", candidate.name, wrong, elements);
-      return 4;
-    }
-    // Time it: the mean of a few launches, per element of the output.
-    constexpr int kReps = 20;
-    cudaEvent_t begin, end;
-    CUDA_OK(cudaEventCreate(&begin));
-    CUDA_OK(cudaEventCreate(&end));
-    CUDA_OK(cudaEventRecord(begin));
-    for (int r = 0; r < kReps; ++r)
+    // Runs the kernel on whichever tier it is on now: checks every element, then times it.
+    auto run = [&](double* ns_per_element) -> int {
+      CUDA_OK(cudaMemset(out, 0, elements * sizeof(float)));
       if (auto launched = kernel->launch(config, args); !launched) return fail(launched.error());
-    CUDA_OK(cudaEventRecord(end));
-    CUDA_OK(cudaEventSynchronize(end));
-    float ms = 0;
-    CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
-    const double ns_per_element = 1e6 * ms / kReps / static_cast<double>(elements);
-    std::printf("  correct; %.3f ns per element\n", ns_per_element);
+      CUDA_OK(cudaDeviceSynchronize());
+      auto warnings = kernel->emulation_check();
+      if (!warnings) return fail(warnings.error());
+      for (const std::string& warning : *warnings)
+        std::printf("  emulation: %s\n", warning.c_str());
+      std::vector<float> result(elements);
+      CUDA_OK(cudaMemcpy(result.data(), out, elements * sizeof(float), cudaMemcpyDeviceToHost));
+      size_t wrong = 0;
+      for (size_t i = 0; i < elements; ++i)
+        if (std::fabs(result[i] - expected[i]) > 1e-4f * (1.0f + std::fabs(expected[i]))) {
+          if (wrong++ == 0)
+            std::printf("  first mismatch at tile %zu, row %zu, column %zu: %g, expected %g\n",
+                        i / (static_cast<size_t>(rows) * kColumns), i / kColumns % rows,
+                        i % kColumns, result[i], expected[i]);
+        }
+      if (wrong) {
+        std::printf("FAIL %s (%s tier): %zu of %zu elements differ\n", candidate.name,
+                    std::string(kernel->tier()).c_str(), wrong, elements);
+        return 4;
+      }
+      // Time it: the mean of a few launches, per element of the output.
+      constexpr int kReps = 20;
+      cudaEvent_t begin, end;
+      CUDA_OK(cudaEventCreate(&begin));
+      CUDA_OK(cudaEventCreate(&end));
+      CUDA_OK(cudaEventRecord(begin));
+      for (int r = 0; r < kReps; ++r)
+        if (auto launched = kernel->launch(config, args); !launched) return fail(launched.error());
+      CUDA_OK(cudaEventRecord(end));
+      CUDA_OK(cudaEventSynchronize(end));
+      float ms = 0;
+      CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
+      *ns_per_element = 1e6 * ms / kReps / static_cast<double>(elements);
+      std::printf("  correct on the %s tier; %.3f ns per element\n",
+                  std::string(kernel->tier()).c_str(), *ns_per_element);
+      return 0;
+    };
+    double ns_per_element = 0;
+    if (int failed = run(&ns_per_element)) return failed;
+    if (kernel->tier() == "generic") {
+      // The autotuner's choice is made on the specialized kernel: wait for it, check, time.
+      if (auto ready = kernel->wait_specialized(); !ready) return fail(ready.error());
+      if (int failed = run(&ns_per_element)) return failed;
+    }
     if (best == nullptr || ns_per_element < best_ms) {
       best = &candidate;
       best_ms = ns_per_element;

@@ -86,6 +86,12 @@ void bind_report(nb::module_& m) {
       .def_ro("ptx_compile_ms", &tmem::CompileReport::ptx_compile_ms)
       .def_ro("code", &tmem::CompileReport::code, "the kernel's code (CodeStats)")
       .def_ro("entry", &tmem::CompileReport::entry, "the entry's name in the cubin")
+      .def_ro("tier", &tmem::CompileReport::tier,
+              "the tier the returned kernel runs first: \"specialized\" or \"generic\" "
+              "(Kernel.tier is the tier now)")
+      .def_ro("tier_reason", &tmem::CompileReport::tier_reason,
+              "why the tier asked for (specialization=) was not returned: a transfer the generic "
+              "tier cannot express (named), or lazy with no cached generic tier; else empty")
       .def_prop_ro(
           "transfers",
           [](const tmem::CompileReport& r) {
@@ -290,6 +296,16 @@ void bind_kernel(nb::module_& m) {
           "parameter_sizes",
           [](const PyKernel& k) { return without_gil([&] { return k.kernel.parameter_sizes(); }); },
           "The size in bytes of each parameter, from the driver (loads the module).")
+      .def_prop_ro(
+          "tier", [](const PyKernel& k) { return std::string(k.kernel.tier()); },
+          "the tier launches run now: \"generic\" (a lazy or generic compile_kernel) or "
+          "\"specialized\"; a lazy kernel switches once, when its specialized kernel lands")
+      .def(
+          "wait_specialized",
+          [](const PyKernel& k) { without_gil([&] { return k.kernel.wait_specialized(); }); },
+          "Waits until a lazy kernel's specialized kernel is ready and launches use it (at once\n"
+          "for every other kernel). Raises Error, that kernel's compile error, if it failed; the\n"
+          "kernel then stays generic, which still runs correctly.")
       .def_prop_ro(
           "emulated", [](const PyKernel& k) { return k.kernel.emulated(); },
           "whether the kernel runs the emulated transfers (compile_kernel for target sm_90)")

@@ -98,7 +98,7 @@ void bind_specialize(nb::module_& m) {
          const std::string& target, const std::string& backend, int opt_level, bool line_info,
          const std::string& keep_dir, const std::vector<std::string>& extra_options, int cta_group,
          const std::string& path, const std::vector<std::string>& nvrtc_options,
-         const std::vector<std::string>& ptx_options) {
+         const std::vector<std::string>& ptx_options, const std::string& specialization) {
         tmem::KernelSource kernel_source;
         kernel_source.language = parse_language(language);
         kernel_source.text = source;
@@ -113,6 +113,8 @@ void bind_specialize(nb::module_& m) {
         options.cta_group = cta_group;
         options.nvrtc_options = nvrtc_options;
         options.ptx_options = ptx_options;
+        // Parsed here, as backend= is: a wrong name is Error "usage" naming the allowed set.
+        options.specialization = unwrap(tmem::parse_specialization(specialization));
         auto report = std::make_shared<tmem::CompileReport>();
         tmem::Kernel kernel = without_gil(
             [&] { return tmem::compile_kernel(kernel_source, named, options, report.get()); });
@@ -120,7 +122,7 @@ void bind_specialize(nb::module_& m) {
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
-      "ptx_options"_a, "tmemjit.compile_kernel's C++ half; call that instead.");
+      "ptx_options"_a, "specialization"_a, "tmemjit.compile_kernel's C++ half; call that instead.");
   m.attr("_have_specialize") = true;
 }
 #else

@@ -63,7 +63,8 @@ def compile_kernel(source: str, entry: str,
                    opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
                    extra_options: Iterable[str] = (), cta_group: int = 1,
                    path: str = "", nvrtc_options: Iterable[str] = (),
-                   ptx_options: Iterable[str] = ()) -> Kernel:
+                   ptx_options: Iterable[str] = (),
+                   specialization: str = "eager") -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (docs/design.md §Specialization).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
@@ -75,8 +76,13 @@ def compile_kernel(source: str, entry: str,
     go to NVRTC (e.g. "-std=c++20", "-default-device", "-I/path"), `ptx_options` to the PTX
     compiler (e.g. "-maxrregcount=64"); both are checked before the compile. The returned
     Kernel's `report` says where it came from (a cache tier or this call's compile, with the
-    front end's reuse and times), its warnings and each transfer's plan. Raises Error: a
-    transfer's rule error, or "toolchain" with the compiler log.
+    front end's reuse and times), its warnings and each transfer's plan. `specialization`
+    picks the tier (docs/specialization.md §Tiers): "eager" (the specialized kernel), "lazy"
+    (the generic tier at once when a cache has it, the specialized kernel taking over when its
+    background compile lands) or "generic"; Kernel.tier says which one launches run,
+    Kernel.wait_specialized() waits for the switch, and report.tier_reason says why a tier
+    asked for was not returned. Raises Error: a transfer's rule error, "usage" for a wrong
+    option, or "toolchain" with the compiler log.
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
@@ -105,4 +111,4 @@ def compile_kernel(source: str, entry: str,
         raise _unavailable("compile_kernel")
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
                                     line_info, keep_dir, list(extra_options), cta_group, path,
-                                    list(nvrtc_options), list(ptx_options))
+                                    list(nvrtc_options), list(ptx_options), specialization)

@@ -24,6 +24,20 @@ foreach(_example softmax warp_specialized)
                        "SKIP runs: " ENVIRONMENT "TMEMJIT_CACHE_DIR=${_examples_cache}")
 endforeach()
 
+# The GEMM-style epilogue: every layout on the specialized kernel (eager), and with lazy every
+# layout first on the generic tier, launched at once and checked, then on the specialized kernel
+# once it takes over (docs/specialization.md §Tiers). Without a GPU both compile and skip the runs.
+add_executable(example_epilogue ${PROJECT_SOURCE_DIR}/examples/epilogue/main.cc)
+target_compile_features(example_epilogue PRIVATE cxx_std_20)
+target_compile_definitions(example_epilogue PRIVATE
+                           EPILOGUE_DIR="${PROJECT_SOURCE_DIR}/examples/epilogue")
+target_link_libraries(example_epilogue PRIVATE tmemjit tmemjit_warnings CUDA::cudart_static)
+add_test(NAME example_epilogue COMMAND example_epilogue)
+add_test(NAME example_epilogue_lazy COMMAND example_epilogue --specialization lazy)
+set_tests_properties(example_epilogue example_epilogue_lazy PROPERTIES LABELS emu
+                     SKIP_REGULAR_EXPRESSION "SKIP runs: "
+                     ENVIRONMENT "TMEMJIT_CACHE_DIR=${_examples_cache}")
+
 # The Python versions, against the package of this build (python/): skipped with the reason where
 # it is not built or numpy is missing; their runs need CuPy besides a GPU.
 find_package(Python3 COMPONENTS Interpreter)

@@ -1,0 +1,102 @@
+"""compile_kernel's tiers (docs/specialization.md §Tiers): specialization= eager, lazy, generic."""
+
+import pytest
+
+import seed_specs
+import tmemjit
+
+needs_specialize = pytest.mark.skipif(
+    not tmemjit._tmemjit._have_specialize,
+    reason="this libtmemjit has no include/tmem/specialize.h (compile_kernel)")
+
+# A kernel that drains the accumulator through the transfer into global memory. 32-bit words, so
+# every seed form (16x32bx2 included) takes the same registers. Each test renames the entry: a
+# cache entry of another test would answer, and lazy returns a cached specialized kernel as is.
+DRAIN = r"""
+#include <tmemjit/transfers.cuh>
+
+extern "C" __global__ void drain(uint32_t* out) {
+  __shared__ uint32_t tmem_base;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&tmem_base, 128);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  uint32_t regs[acc_load_regs];
+  acc_load(tmem_base, regs);
+  for (int i = 0; i < acc_load_regs; ++i) out[threadIdx.x * acc_load_regs + i] = regs[i];
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(tmem_base, 128);
+}
+"""
+
+# A 128x128 f32 accumulator loaded by a warpgroup: 128 registers per thread in every form, so
+# the x32 and x16 layouts share one generic tier (its signature counts registers, not forms).
+TILE = ('tmem_datapath_layout("D",128,128)', "wg_local_layout(128)")
+
+
+def source(entry):
+    return DRAIN.replace("drain", entry)
+
+
+def load_spec(register_budget):
+    spec = tmemjit.select("ld", "warpgroup", *TILE, register_budget=register_budget).spec
+    assert f".32x32b.x{register_budget}." in spec.op
+    return spec
+
+
+@needs_specialize
+def test_generic_returns_the_generic_tier():
+    kernel = tmemjit.compile_kernel(source("tier_generic"), "tier_generic",
+                                    {"acc_load": load_spec(32)}, specialization="generic")
+    assert kernel.tier == "generic"
+    assert kernel.report.tier == "generic" and kernel.report.tier_reason == ""
+    assert kernel.cubin[:4] == b"\x7fELF"
+    kernel.wait_specialized()  # no specialized kernel comes: returns at once, still generic
+    assert kernel.tier == "generic"
+
+
+@needs_specialize
+def test_a_wrong_specialization_is_a_usage_error_naming_the_allowed_set():
+    # Refused while parsing the options, before any compile.
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_kernel(source("tier_wrong"), "tier_wrong", {"acc_load": load_spec(32)},
+                               specialization="sometimes")
+    assert error.value.code == "usage"
+    assert "sometimes" in error.value.message
+    assert "eager, lazy, generic" in error.value.message
+
+
+@needs_specialize
+def test_lazy_serves_the_cached_generic_tier_then_switches_to_the_specialized_kernel():
+    entry = "tier_lazy"
+    generic = tmemjit.compile_kernel(source(entry), entry, {"acc_load": load_spec(32)},
+                                     specialization="generic")
+    assert generic.tier == "generic"
+    # Another layout of the same signature: the generic tier answers from memory at once, while
+    # the specialized kernel compiles in the background.
+    kernel = tmemjit.compile_kernel(source(entry), entry, {"acc_load": load_spec(16)},
+                                    specialization="lazy")
+    report = kernel.report
+    assert report.tier == "generic" and report.tier_reason == ""
+    assert report.cache == "memory" and report.compile_ms == 0
+    assert kernel.tier in ("generic", "specialized")  # the background compile may have landed
+    kernel.wait_specialized()
+    assert kernel.tier == "specialized"
+    assert kernel.report.tier == "generic", "the report keeps the tier the call returned"
+    # The switch put the specialized kernel in the cache: an eager call is a hit.
+    eager = tmemjit.compile_kernel(source(entry), entry, {"acc_load": load_spec(16)})
+    assert eager.report.cache == "memory" and eager.tier == "specialized"
+
+
+@needs_specialize
+def test_a_plan_the_generic_tier_cannot_express_falls_back_to_the_specialized_kernel():
+    kernel = tmemjit.compile_kernel(source("tier_split"), "tier_split",
+                                    {"acc_load": seed_specs.split(store=False)},
+                                    specialization="generic")
+    assert kernel.tier == "specialized" and kernel.report.tier == "specialized"
+    assert "16x32bx2" in kernel.report.tier_reason
+    assert "acc_load" in kernel.report.tier_reason
+    kernel.wait_specialized()  # already specialized: returns at once
+    assert kernel.tier == "specialized"

@@ -1,0 +1,270 @@
+// The tiers of compile_kernel (docs/specialization.md §Tiers): the generic tier, one compile per
+// signature that serves every layout through its descriptors, the lazy policy's switch to the
+// specialized kernel, and the plans that fall back to eager with the reason. Compile-only (label
+// cache); the runs on Hopper emulation are examples/epilogue --specialization lazy (label emu).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/cache_test_util.h"
+#include "common/files.h"
+#include "common/spec_fixtures.h"
+#include "runtime/compile/sass.h"
+#include "runtime/jit/kernel_impl.h"
+#include "runtime/jit/tiers.h"
+#include "tmem/cache.h"
+#include "tmem/specialize.h"
+
+namespace tmem {
+namespace {
+using testing::read_file;
+using testing::TempDir;
+
+TransferSpec layout(const std::string& name) {
+  return TransferSpec::from_json(read_file(std::string(TMEMJIT_SOURCE_DIR) +
+                                           "/examples/epilogue/layouts/" + name + ".json"))
+      .value();
+}
+
+NamedTransfer transfer(TransferSpec spec, std::string name) {
+  DeviceFunctionOptions options;
+  options.name = std::move(name);
+  return {std::move(spec), options};
+}
+
+// st then ld of one chunk, every element placed where NAME_coord says.
+const char* kRoundtrip = R"(#include <tmemjit/transfers.cuh>
+
+extern "C" __global__ void __launch_bounds__(128) roundtrip(const float* in, float* out) {
+  __shared__ unsigned int base_shared;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&base_shared, 128);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  const unsigned int base = base_shared;
+  float regs[acc_st_regs];
+#pragma unroll
+  for (int s = 0; s < acc_st_regs; ++s) {
+    int index[2];
+    acc_st_coord(threadIdx.x, s, index);
+    regs[s] = index[0] < 0 ? 0.0f : in[index[0] * 128 + index[1]];
+  }
+  acc_st(base, regs);
+  float back[acc_ld_regs];
+  acc_ld(base, back);
+#pragma unroll
+  for (int s = 0; s < acc_ld_regs; ++s) {
+    int index[2];
+    acc_ld_coord(threadIdx.x, s, index);
+    if (index[0] >= 0) out[index[0] * 128 + index[1]] = back[s];
+  }
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(base, 128);
+}
+)";
+
+KernelSource roundtrip() { return {Language::kCuda, kRoundtrip, "roundtrip", "roundtrip.cu"}; }
+
+// The same with 32-bit integer registers, for specs whose register view is b32 (no float
+// overload).
+KernelSource roundtrip_bits() {
+  std::string text = kRoundtrip;
+  for (const std::string from : {"float regs", "float back"}) {
+    const size_t at = text.find(from);
+    text.replace(at, 5, "unsigned int");
+  }
+  text.replace(text.find("0.0f : in["), 10, "0u : (unsigned int)in[");
+  return {Language::kCuda, text, "roundtrip", "roundtrip.cu"};
+}
+
+// Layout D (32x32b.x32 twice) and Layout F (16x256b.x8 twice): 64 registers per thread each, so
+// they share one generic tier.
+std::vector<NamedTransfer> layout_d() {
+  return {transfer(layout("d_x32_st"), "acc_st"), transfer(layout("d_x32_ld"), "acc_ld")};
+}
+std::vector<NamedTransfer> layout_f() {
+  return {transfer(layout("f_16x256b_st"), "acc_st"), transfer(layout("f_16x256b_ld"), "acc_ld")};
+}
+
+CompileOptions with(Specialization specialization, Target target = Target::kSm100a) {
+  CompileOptions options;
+  options.target = target;
+  options.specialization = specialization;
+  return options;
+}
+
+class GenericTier : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    saved_ = cache_options();
+    set_cache_dir(dir_.path().string());
+    ASSERT_TRUE(clear_cache(false).ok());
+  }
+  void TearDown() override { set_cache_options(saved_); }
+  TempDir dir_;
+  CacheOptions saved_;
+};
+
+TEST_F(GenericTier, OneCompileServesEveryLayoutOfTheSignatureWithoutLocalMemory) {
+  CompileReport d_report, f_report;
+  auto d = compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric), &d_report);
+  ASSERT_TRUE(d.ok()) << d.error().full_text();
+  EXPECT_EQ(d->tier(), "generic");
+  EXPECT_EQ(d_report.tier, "generic");
+  EXPECT_EQ(d_report.tier_reason, "");
+  EXPECT_EQ(d_report.cache, CacheSource::kCompiled);
+  EXPECT_NE(d->ptx().find("tmemjit_desc_acc_ld"), std::string_view::npos);
+  // The report names this layout's plan, not the generic tier's.
+  ASSERT_EQ(d_report.transfers.size(), 2u);
+  EXPECT_EQ(d_report.transfers[1].op, "tcgen05.ld.sync.aligned.32x32b.x32.b32");
+  if (!d_report.code.disassembler.empty()) {
+    EXPECT_EQ(d_report.code.local_bytes, 0);
+    EXPECT_GT(d_report.code.ldtm, 0);
+    EXPECT_GT(d_report.code.sttm, 0);
+  }
+  // Layout F: a new layout of the same signature is the generic tier from memory, no compile.
+  auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kGeneric), &f_report);
+  ASSERT_TRUE(f.ok()) << f.error().full_text();
+  EXPECT_EQ(f->tier(), "generic");
+  EXPECT_EQ(f_report.cache, CacheSource::kMemory);
+  EXPECT_EQ(f_report.key, d_report.key);
+  EXPECT_EQ(f_report.transfers[1].op, "tcgen05.ld.sync.aligned.16x256b.x8.b32");
+  EXPECT_EQ(std::string(f->cubin().data(), f->cubin().size()),
+            std::string(d->cubin().data(), d->cubin().size()));
+}
+
+TEST_F(GenericTier, TheSwitchIssuesEachShapesGranuleWithCompileTimeRegisters) {
+  auto d = compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric));
+  ASSERT_TRUE(d.ok()) << d.error().full_text();
+  const std::string ptx(d->ptx());
+  // One case per shape: the granules of 64 registers (32x32b.x1, 16x64b.x1, 16x128b.x1,
+  // 16x256b.x1), every register an operand of its own.
+  for (const char* granule :
+       {"tcgen05.ld.sync.aligned.32x32b.x1.b32", "tcgen05.ld.sync.aligned.16x64b.x1.b32",
+        "tcgen05.ld.sync.aligned.16x128b.x1.b32", "tcgen05.ld.sync.aligned.16x256b.x1.b32",
+        "tcgen05.st.sync.aligned.32x32b.x1.b32", "tcgen05.st.sync.aligned.16x256b.x1.b32"})
+    EXPECT_NE(ptx.find(granule), std::string::npos) << granule;
+  EXPECT_EQ(ptx.find("16x32bx2"), std::string::npos);
+  EXPECT_EQ(ptx.find(".local"), std::string::npos);
+}
+
+TEST_F(GenericTier, LazyStartsOnTheGenericTierAndSwitchesToTheSpecializedKernel) {
+  ASSERT_TRUE(compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric)).ok());
+  CompileReport report;
+  auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &report);
+  ASSERT_TRUE(f.ok()) << f.error().full_text();
+  EXPECT_EQ(report.tier, "generic");
+  const std::string generic_cubin(f->cubin().data(), f->cubin().size());
+  ASSERT_TRUE(f->wait_specialized().ok());
+  EXPECT_EQ(f->tier(), "specialized");
+  EXPECT_NE(std::string(f->cubin().data(), f->cubin().size()), generic_cubin);
+  // The specialized kernel is the one eager gives, and lazy now returns it directly.
+  CompileReport again;
+  auto eager = compile_kernel(roundtrip(), layout_f(), with(Specialization::kEager), &again);
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ(again.cache, CacheSource::kMemory);
+  EXPECT_EQ(std::string(eager->cubin().data(), eager->cubin().size()),
+            std::string(f->cubin().data(), f->cubin().size()));
+  auto lazy = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy));
+  ASSERT_TRUE(lazy.ok());
+  EXPECT_EQ(lazy->tier(), "specialized");
+  EXPECT_TRUE(lazy->wait_specialized().ok());  // nothing to wait for
+}
+
+TEST_F(GenericTier, LazyWithoutAGenericTierIsEagerAndBuildsItForTheNextLayout) {
+  CompileReport report;
+  auto d = compile_kernel(roundtrip(), layout_d(), with(Specialization::kLazy), &report);
+  ASSERT_TRUE(d.ok()) << d.error().full_text();
+  EXPECT_EQ(d->tier(), "specialized");
+  EXPECT_NE(report.tier_reason.find("no cache holds the generic tier"), std::string::npos)
+      << report.tier_reason;
+  // The generic tier builds in the background; a later new layout finds it (bounded wait for
+  // the background compile, not a timing check).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  std::string tier;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto generic = compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric));
+    ASSERT_TRUE(generic.ok());
+    CompileReport probe;
+    auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &probe);
+    ASSERT_TRUE(f.ok()) << f.error().full_text();
+    tier = probe.tier;
+    if (tier == "generic") {
+      EXPECT_TRUE(f->wait_specialized().ok());
+      break;
+    }
+  }
+  EXPECT_EQ(tier, "generic");
+}
+
+TEST_F(GenericTier, PlansItCannotExpressAreEagerAndTheReportSaysWhy) {
+  // 16x32bx2: the half-split offset is an immediate.
+  const std::vector<NamedTransfer> split = {
+      transfer(tmemjit_test::seed_split(true).make(), "acc_st"),
+      transfer(tmemjit_test::seed_split(false).make(), "acc_ld")};
+  CompileReport report;
+  auto kernel = compile_kernel(roundtrip_bits(), split, with(Specialization::kGeneric), &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(kernel->tier(), "specialized");
+  EXPECT_EQ(report.tier, "specialized");
+  EXPECT_NE(report.tier_reason.find("transfer 'acc_st'"), std::string::npos) << report.tier_reason;
+  EXPECT_NE(report.tier_reason.find("16x32bx2"), std::string::npos) << report.tier_reason;
+}
+
+TEST_F(GenericTier, TheEmulatedGenericTierCompilesForSm90) {
+  CompileReport report;
+  auto d = compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric, Target::kSm90),
+                          &report);
+  ASSERT_TRUE(d.ok()) << d.error().full_text();
+  EXPECT_TRUE(d->emulated());
+  EXPECT_EQ(d->tier(), "generic");
+  EXPECT_NE(d->ptx().find("tmemjit generic emulated transfer acc_ld"), std::string_view::npos);
+}
+
+TEST(Specialization, NamesRoundTripAndABadNameListsTheAllowedSet) {
+  for (Specialization s : {Specialization::kEager, Specialization::kLazy, Specialization::kGeneric})
+    EXPECT_EQ(parse_specialization(to_string(s)).value(), s);
+  auto bad = parse_specialization("fast");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(bad.error().message().find("eager, lazy, generic"), std::string::npos);
+  EXPECT_EQ(CompileOptions{}.specialization, Specialization::kEager);
+  EXPECT_EQ(Kernel().tier(), "specialized");
+  EXPECT_TRUE(Kernel().wait_specialized().ok());
+}
+
+// The switch is published once: readers see null or the final Impl, never anything else, and
+// every waiter returns once it is set (run under TSan by scripts/sanitize.sh).
+TEST(TierSwitch, PublishesOnceToConcurrentReadersAndWaiters) {
+  auto tiers = std::make_shared<TierSwitch>();
+  auto payload = std::make_shared<Payload>();
+  auto specialized = std::make_shared<Kernel::Impl>("k", Target::kSm100a, payload);
+  Kernel::Impl* const expected = specialized.get();
+  std::atomic<bool> bad{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      for (int k = 0; k < 20000; ++k) {
+        Kernel::Impl* seen = tiers->specialized();
+        if (seen != nullptr && seen != expected) bad = true;
+        if (seen != nullptr) break;
+      }
+    });
+  threads.emplace_back([&] { EXPECT_TRUE(tiers->wait().ok()); });
+  tiers->finish(std::shared_ptr<Kernel::Impl>(specialized));
+  tiers->finish(Error(ErrorCode::kInternal, "a second finish is ignored"));
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(bad);
+  EXPECT_EQ(tiers->specialized(), expected);
+  EXPECT_TRUE(tiers->wait().ok());
+}
+
+}  // namespace
+}  // namespace tmem
