@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/spec_fixtures.h"
+#include "emu_where.h"
 #include "ptx_user_kernel.h"
 #include "runtime/cuda/driver.h"
 #include "tmem/check.h"
@@ -19,39 +20,6 @@
 
 namespace tmem {
 namespace {
-
-// The target to run on, or why not: kSm90 (emulation) on 9.x, the device's own on 10.x/11.x.
-struct Where {
-  Target target = Target::kSm90;
-  std::string skip;
-};
-Where where_to_run() {
-  Where where;
-  if (Status driver = driver::ensure_driver(); !driver.ok()) {
-    where.skip = driver.error().message();
-    return where;
-  }
-  auto count = driver::device_count();
-  if (!count.ok() || *count == 0) {
-    where.skip = count.ok() ? "no CUDA device" : count.error().message();
-    return where;
-  }
-  auto info = driver::device_info(0);
-  if (!info.ok()) {
-    where.skip = info.error().message();
-    return where;
-  }
-  if (info->compute_capability < 90) {
-    where.skip = "the emulation needs compute capability 9.0 or later, found " +
-                 driver::cc_to_string(info->compute_capability);
-    return where;
-  }
-  if (info->compute_capability >= 100) {
-    auto real = parse_target("sm_" + std::to_string(info->compute_capability) + "a");
-    if (real.ok()) where.target = *real;
-  }
-  return where;
-}
 
 // Layout D, one 128 x 64 tile: lane r, column c holds element (r, c); 32x32b.x32 twice.
 const char* kTile = "tmem_datapath_layout(\"D\",128,64)";

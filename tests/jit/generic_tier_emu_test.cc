@@ -1,0 +1,204 @@
+// The generic tier against the specialized kernel on a GPU (label emu; the sm_90 emulation on
+// Hopper, docs/specialization.md §Tiers): for the native image of every ld/st form the generic
+// tier covers, and for the forms select picks for Layouts D and F under each register budget,
+// both tiers move every element where NAME_coord says (an oracle computed from the logical index
+// in the kernel itself) and agree with each other element for element.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "common/spec_fixtures.h"
+#include "emu_where.h"
+#include "runtime/cuda/driver.h"
+#include "tmem/select.h"
+#include "tmem/specialize.h"
+
+namespace tmem {
+namespace {
+
+// st_t stores each register's logical index (coded), ld_t loads the same tile back: `out` is what
+// each register received, `expect` the code of the index ld_t_coord names (all ones: unused).
+const char* kProbe = R"(#include <tmemjit/transfers.cuh>
+
+template <class F> struct RankOf;
+template <int R> struct RankOf<void(unsigned int, int, int (&)[R])> {
+  static constexpr int value = R;
+};
+__device__ unsigned int code_of(const int* index, int rank) {
+  unsigned int v = 1u;
+  for (int d = 0; d < rank; ++d) v = v * 131u + static_cast<unsigned int>(index[d]);
+  return v;
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    probe(unsigned int* out, unsigned int* expect, unsigned int columns) {
+  __shared__ unsigned int base_shared;
+  const unsigned int t = threadIdx.x;
+  if (t / 32 == 0) tmemjit::alloc(&base_shared, columns);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  const unsigned int base = base_shared;
+  constexpr int kSt = RankOf<decltype(st_t_coord)>::value;
+  constexpr int kLd = RankOf<decltype(ld_t_coord)>::value;
+  unsigned int regs[st_t_regs];
+#pragma unroll
+  for (int s = 0; s < st_t_regs; ++s) {
+    int index[kSt];
+    st_t_coord(t, s, index);
+    regs[s] = index[0] < 0 ? 0u : code_of(index, kSt);
+  }
+  st_t(base, regs);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  unsigned int back[ld_t_regs];
+  ld_t(base, back);
+#pragma unroll
+  for (int s = 0; s < ld_t_regs; ++s) {
+    int index[kLd];
+    ld_t_coord(t, s, index);
+    out[t * ld_t_regs + s] = back[s];
+    expect[t * ld_t_regs + s] = index[0] < 0 ? 0xFFFFFFFFu : code_of(index, kLd);
+  }
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
+  if (t / 32 == 0) tmemjit::dealloc(base, columns);
+}
+)";
+
+struct Case {
+  std::string name;
+  TransferSpec store, load;
+};
+
+NamedTransfer named(TransferSpec spec, const char* name) {
+  DeviceFunctionOptions options;
+  options.name = name;
+  return {std::move(spec), options};
+}
+
+// Every form of the generic tier's shapes, packed or not, up to 64 registers: its native image.
+std::vector<Case> identity_cases() {
+  std::vector<Case> cases;
+  for (Shape shape : {Shape::k32x32b, Shape::k16x64b, Shape::k16x128b, Shape::k16x256b})
+    for (bool pack : {false, true})
+      for (int num = 1; num <= 128; num *= 2) {
+        auto st = Opcode::make(Direction::kStore, shape, num, pack);
+        auto ld = Opcode::make(Direction::kLoad, shape, num, pack);
+        if (!st.ok() || !ld.ok() || st->regs_per_thread() > 64) continue;
+        cases.push_back({ld->to_string(), tmemjit_test::identity_spec(*st).make(),
+                         tmemjit_test::identity_spec(*ld).make()});
+      }
+  return cases;
+}
+
+// select's forms for a Layout D tile (a row per thread) and a Layout F tile (16x256b's register
+// image) under each register budget.
+std::vector<Case> select_cases() {
+  struct Tile {
+    const char* name;
+    const char* tmem;
+    const char* regs;
+  };
+  const Tile tiles[] = {
+      {"Layout D", "tmem_datapath_layout(\"D\",128,64)",
+       "tensor((128,64), S[(128,64):(1@tid_in_wg,1)], b32)"},
+      {"Layout F", "tmem_datapath_layout(\"F\",64,64)",
+       "tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], b32)"}};
+  std::vector<Case> cases;
+  for (const Tile& tile : tiles)
+    for (int budget : {0, 32, 16, 8}) {
+      const View tmem = View::parse(tile.tmem).value(), regs = View::parse(tile.regs).value();
+      auto st = select(Direction::kStore, Scope::warpgroup(), tmem, regs, {budget});
+      auto ld = select(Direction::kLoad, Scope::warpgroup(), tmem, regs, {budget});
+      if (!st.ok() || !ld.ok()) continue;
+      cases.push_back({std::string(tile.name) + " budget " + std::to_string(budget) + ": " +
+                           ld->spec.op().to_string(),
+                       st->spec, ld->spec});
+    }
+  return cases;
+}
+
+struct Launched {
+  std::vector<std::uint32_t> out, expect;
+};
+
+Launched run(const Kernel& kernel, int regs, unsigned columns) {
+  Launched result;
+  const size_t words = 128 * static_cast<size_t>(regs);
+  auto out = driver::DeviceBuffer::alloc(words * 4).value();
+  auto expect = driver::DeviceBuffer::alloc(words * 4).value();
+  EXPECT_TRUE(out.fill(0).ok());
+  void* args[] = {out.arg(), expect.arg(), &columns};
+  LaunchConfig config;
+  config.block = {128, 1, 1};
+  Status launched = kernel.launch(config, args);
+  EXPECT_TRUE(launched.ok()) << launched.error().full_text();
+  auto checked = kernel.emulation_check();
+  EXPECT_TRUE(checked.ok()) << checked.error().full_text();
+  result.out.resize(words);
+  result.expect.resize(words);
+  EXPECT_TRUE(out.download(result.out.data(), words * 4).ok());
+  EXPECT_TRUE(expect.download(result.expect.data(), words * 4).ok());
+  return result;
+}
+
+TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
+  const Where where = where_to_run();
+  if (!where.skip.empty()) GTEST_SKIP() << where.skip;
+  std::vector<Case> cases = identity_cases();
+  for (Case& c : select_cases()) cases.push_back(std::move(c));
+  ASSERT_GT(cases.size(), 40u);
+  const KernelSource source{Language::kCuda, kProbe, "probe", "probe.cu"};
+  struct Compiled {
+    Result<Kernel> specialized = Error(ErrorCode::kInternal, "not compiled");
+    Result<Kernel> generic = Error(ErrorCode::kInternal, "not compiled");
+    CompileReport report;
+  };
+  // Compiles in parallel (compile_kernel is thread-safe), then runs one case at a time.
+  std::vector<std::future<Compiled>> futures;
+  for (const Case& c : cases)
+    futures.push_back(std::async(std::launch::async, [&source, &c, &where] {
+      const std::vector<NamedTransfer> transfers = {named(c.store, "st_t"), named(c.load, "ld_t")};
+      Compiled compiled;
+      CompileOptions options;
+      options.target = where.target;
+      compiled.specialized = compile_kernel(source, transfers, options);
+      options.specialization = Specialization::kGeneric;
+      compiled.generic = compile_kernel(source, transfers, options, &compiled.report);
+      return compiled;
+    }));
+  int generic_cases = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].name);
+    Compiled compiled = futures[i].get();
+    ASSERT_TRUE(compiled.specialized.ok()) << compiled.specialized.error().full_text();
+    ASSERT_TRUE(compiled.generic.ok()) << compiled.generic.error().full_text();
+    ASSERT_EQ(compiled.generic->tier(), "generic") << compiled.report.tier_reason;
+    ++generic_cases;
+    const int regs = compiled.report.transfers[1].regs_per_thread;
+    unsigned columns = 32;
+    for (const auto& t : compiled.report.transfers)
+      columns = std::max(columns, static_cast<unsigned>(t.alloc_columns));
+    const Launched specialized = run(*compiled.specialized, regs, columns);
+    const Launched generic = run(*compiled.generic, regs, columns);
+    int used = 0;
+    for (size_t w = 0; w < specialized.out.size(); ++w) {
+      if (specialized.expect[w] == 0xFFFFFFFFu) continue;  // a slot the layout leaves unused
+      ++used;
+      ASSERT_EQ(specialized.out[w], specialized.expect[w])
+          << "specialized: thread " << w / regs << ", slot " << w % regs;
+      ASSERT_EQ(generic.out[w], specialized.out[w])
+          << "generic: thread " << w / regs << ", slot " << w % regs;
+    }
+    EXPECT_GT(used, 0);
+  }
+  EXPECT_EQ(generic_cases, static_cast<int>(cases.size()));
+}
+
+}  // namespace
+}  // namespace tmem
