@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <map>
 #include <optional>
 #include <set>
@@ -701,7 +702,115 @@ Result<ptx::Module> build_device_function(const Plan& plan, Target target,
   return module;
 }
 
-Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
+namespace {
+
+// One element of a register view: where it sits (thread of the scope, m = slot * units + half;
+// thread -1 outside the scope) and its logical index. Single-replica views only.
+struct Probe {
+  int thread = -1;
+  std::int64_t m = -1;
+  std::vector<std::int64_t> index;
+};
+
+// The closed form without the table, when the view is a permutation of bits (docs/specialization.md
+// §Tiers: a layout's descriptor in microseconds). Every power-of-two layout is exactly linear in
+// the bits of the flat index (digits are shifts and masks); if each flat bit moves the element to
+// one more thread bit or one more register bit, distinct for every flat bit, nothing carries, and
+// the single-bit images are the weights. Checked on every single bit and every pair of bits
+// (a carry between two bits would show there); false leaves the map to the full table.
+bool bit_permutation_form(const View& regs, const Plan& plan, CoordMap& map) {
+  if (regs.replica_offsets().size() != 1 || regs.size() <= 1) return false;
+  const std::int64_t size = regs.size();
+  if ((size & (size - 1)) != 0) return false;
+  const int bits = std::countr_zero(static_cast<std::uint64_t>(size));
+  const std::span<const std::int64_t> shape = regs.base().shape();
+  const AxisMask axes = regs.axes();
+  auto probe = [&](std::int64_t flat) {
+    Probe p;
+    std::int64_t rest = regs.base_index(flat);
+    p.index.assign(static_cast<size_t>(map.rank), 0);
+    for (int d = map.rank - 1; d >= 0; --d) {
+      p.index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+      rest /= shape[static_cast<size_t>(d)];
+    }
+    PhysCoord at;
+    regs.apply_flat(flat, at);
+    at += regs.replica_offsets()[0];
+    p.thread = scope_thread(plan.scope, owner_of(at, axes));
+    p.m = at[Axis::kM];
+    return p;
+  };
+  const Probe origin = probe(0);
+  if (origin.thread != 0 || origin.m != 0) return false;
+  std::vector<Probe> single;
+  std::int64_t thread_seen = 0, m_seen = 0;
+  for (int k = 0; k < bits; ++k) {
+    Probe p = probe(std::int64_t{1} << k);
+    const std::int64_t t = p.thread, m = p.m;
+    const bool thread_bit = t > 0 && (t & (t - 1)) == 0 && m == 0 && !(thread_seen & t);
+    const bool m_bit = m > 0 && (m & (m - 1)) == 0 && t == 0 && !(m_seen & m);
+    if (!thread_bit && !m_bit) return false;
+    (thread_bit ? thread_seen : m_seen) |= thread_bit ? t : m;
+    single.push_back(std::move(p));
+  }
+  // Every thread of the scope and every register unit of the plan's slots, exactly once.
+  const std::int64_t units = map.halves;
+  if (thread_seen != map.threads - 1 || m_seen + 1 != units * map.slots) return false;
+  for (const auto& [begin, end] : map.used_slots)
+    if (begin != 0 || end != map.slots) return false;
+  if (map.used_slots.size() != 1) return false;
+  for (int k = 0; k < bits; ++k)
+    for (int l = k + 1; l < bits; ++l) {
+      const Probe both = probe((std::int64_t{1} << k) | (std::int64_t{1} << l));
+      const Probe &a = single[static_cast<size_t>(k)], &b = single[static_cast<size_t>(l)];
+      if (both.thread != a.thread + b.thread || both.m != a.m + b.m) return false;
+      for (int d = 0; d < map.rank; ++d)
+        if (both.index[static_cast<size_t>(d)] - origin.index[static_cast<size_t>(d)] !=
+            a.index[static_cast<size_t>(d)] + b.index[static_cast<size_t>(d)] -
+                2 * origin.index[static_cast<size_t>(d)])
+          return false;
+    }
+  // The weights, sized as fit_terms sizes them.
+  const int thread_bits = bits_for(map.threads);
+  const int slot_bits = map.slots > 1 ? bits_for(map.slots) : 0;
+  const int half_bits = units == 2 ? 1 : 0;
+  std::vector<CoordTerms> low(static_cast<size_t>(map.rank)), high;
+  std::vector<std::int64_t> half_step(static_cast<size_t>(map.rank), 0);
+  for (int d = 0; d < map.rank; ++d) {
+    CoordTerms& terms = low[static_cast<size_t>(d)];
+    terms.constant = origin.index[static_cast<size_t>(d)];
+    terms.thread_bits.assign(static_cast<size_t>(thread_bits), 0);
+    terms.slot_bits.assign(static_cast<size_t>(slot_bits), 0);
+  }
+  for (const Probe& p : single) {
+    const int bit = std::countr_zero(static_cast<std::uint64_t>(p.thread > 0 ? p.thread : p.m));
+    for (int d = 0; d < map.rank; ++d) {
+      const std::int64_t delta =
+          p.index[static_cast<size_t>(d)] - origin.index[static_cast<size_t>(d)];
+      CoordTerms& terms = low[static_cast<size_t>(d)];
+      if (p.thread > 0)
+        terms.thread_bits[static_cast<size_t>(bit)] = delta;
+      else if (bit < half_bits)
+        half_step[static_cast<size_t>(d)] = delta;
+      else
+        terms.slot_bits[static_cast<size_t>(bit - half_bits)] = delta;
+    }
+  }
+  map.additive = true;
+  map.expressible = true;
+  map.dims = low;
+  if (units == 2) {
+    high = low;
+    for (int d = 0; d < map.rank; ++d)
+      high[static_cast<size_t>(d)].constant += half_step[static_cast<size_t>(d)];
+    map.high = CoordForm{true, std::move(high), {}, true};
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan, CoordDetail detail) {
   const View& regs = spec.regs();
   CoordMap map;
   map.threads = scope_threads(plan.scope);
@@ -724,17 +833,31 @@ Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan) {
   }
   const int units = units_per_word(regs.dtype());
   map.halves = units;
+  if (detail == CoordDetail::kForm && bit_permutation_form(regs, plan, map)) return map;
   map.table.assign(static_cast<size_t>(map.threads) * static_cast<size_t>(map.slots) *
                        static_cast<size_t>(units) * static_cast<size_t>(map.rank),
                    -1);
   const AxisMask axes = regs.axes();
   std::vector<std::int64_t> index(static_cast<size_t>(map.rank));
+  // Power-of-two extents (most register tensors) split the index with shifts, not divisions.
+  std::vector<int> shifts(static_cast<size_t>(map.rank), -1);
+  for (int d = 0; d < map.rank; ++d) {
+    const std::int64_t extent = shape[static_cast<size_t>(d)];
+    if (extent > 0 && (extent & (extent - 1)) == 0)
+      shifts[static_cast<size_t>(d)] = std::countr_zero(static_cast<std::uint64_t>(extent));
+  }
   for (std::int64_t flat = 0; flat < regs.size(); ++flat) {
     const std::int64_t base = regs.base_index(flat);
     std::int64_t rest = base;
     for (int d = map.rank - 1; d >= 0; --d) {
-      index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
-      rest /= shape[static_cast<size_t>(d)];
+      const int shift = shifts[static_cast<size_t>(d)];
+      if (shift >= 0 && rest >= 0) {
+        index[static_cast<size_t>(d)] = rest & ((std::int64_t{1} << shift) - 1);
+        rest >>= shift;
+      } else {
+        index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+        rest /= shape[static_cast<size_t>(d)];
+      }
     }
     PhysCoord at;
     regs.apply_flat(flat, at);
@@ -838,11 +961,11 @@ int columns_spanned(const Plan& plan) noexcept {
 }
 
 Result<TransferCode> prepare_transfer(const TransferSpec& spec,
-                                      const DeviceFunctionOptions& options) {
+                                      const DeviceFunctionOptions& options, CoordDetail detail) {
   if (Status ok = check_identifier(options.name); !ok.ok()) return std::move(ok).error();
   Result<Plan> plan = check(spec);
   if (!plan.ok()) return std::move(plan).error();
-  Result<CoordMap> coord = coord_map(spec, *plan);
+  Result<CoordMap> coord = coord_map(spec, *plan, detail);
   if (!coord.ok()) return std::move(coord).error();
   return TransferCode{std::move(plan).value(), std::move(coord).value(), options,
                       spec.regs().dtype() == DType::kF32};

@@ -90,9 +90,14 @@ struct CoordMap {
   }
   bool slot_used(int slot) const noexcept;
 };
+// How much of the map to compute: the reference table with the closed forms fitted to it, or only
+// the closed forms (the generic tier's descriptor), which a view that permutes bits gives from a
+// few elements (the table is then left empty; other views get the table anyway).
+enum class CoordDetail { kTable, kForm };
 // Requires: plan == check(spec). The table holds both halves of a 16-bit register; the closed
 // forms (dims, per_slot) describe the low half, which NAME_coord returns.
-Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan);
+Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan,
+                           CoordDetail detail = CoordDetail::kTable);
 
 // ---- a transfer ready for code generation ------------------------------------------------------
 
@@ -123,7 +128,8 @@ int columns_spanned(const Plan& plan) noexcept;
 
 // check(spec), the coord map and the name check, as the generators need them.
 Result<TransferCode> prepare_transfer(const TransferSpec& spec,
-                                      const DeviceFunctionOptions& options);
+                                      const DeviceFunctionOptions& options,
+                                      CoordDetail detail = CoordDetail::kTable);
 
 // The CUDA C++ lifecycle block (namespace tmemjit: alloc, dealloc, fence_before_sync,
 // fence_after_sync; for sm_90 also the emulation state and helpers), guarded by a macro so that

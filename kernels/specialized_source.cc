@@ -99,11 +99,12 @@ Status check_transfer_names(std::span<const NamedTransfer> transfers) {
   return std::monostate{};
 }
 
-Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> transfers) {
+Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> transfers,
+                                            CoordDetail detail) {
   PreparedTransfers prepared;
   int next_id = 1;
   for (const NamedTransfer& t : transfers) {
-    auto code = prepare_transfer(t.spec, t.options);
+    auto code = prepare_transfer(t.spec, t.options, detail);
     if (!code.ok()) {
       Error error = std::move(code).error();
       if (error.code() == ErrorCode::kUsage) return error;

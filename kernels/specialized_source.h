@@ -28,7 +28,9 @@ struct PreparedTransfers {
 Status check_transfer_names(std::span<const NamedTransfer> transfers);
 // check() of each spec (its errors prefixed with the transfer's name), the coordinate maps and the
 // shared cta_group.
-Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> transfers);
+// `detail`: kForm when only NAME_coord's closed form is needed (the generic tier's descriptors).
+Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> transfers,
+                                            CoordDetail detail = CoordDetail::kTable);
 
 // The name the user's source includes.
 inline constexpr std::string_view kTransfersHeader = "tmemjit/transfers.cuh";

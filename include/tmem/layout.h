@@ -143,7 +143,11 @@ class Layout {
   std::int64_t size_ = 1;
   AxisMask axes_ = 0;
   std::vector<std::int64_t> suffix_;  // product of the extents after shard iter i
-  PhysCoord base_;                    // O as a coordinate
+  // When every extent and suffix is a power of two (most layouts), apply_flat shifts and masks
+  // instead of dividing: NAME_coord's map evaluates every element of a register view.
+  bool power_of_two_ = false;
+  std::vector<int> suffix_shift_;  // log2 suffix_[i] when power_of_two_
+  PhysCoord base_;                 // O as a coordinate
   std::vector<PhysCoord> replica_offsets_;
 };
 

@@ -126,6 +126,8 @@ class View {
   std::int64_t size_ = 1;
   std::vector<Digit> flat_digits_;         // every dim's digits in order, for base_index()
   std::vector<std::int64_t> flat_suffix_;  // product of the extents after flat digit i
+  bool flat_power_of_two_ = false;         // every extent and suffix a power of two: shifts
+  std::vector<int> flat_shift_;            // log2 flat_suffix_[i] when flat_power_of_two_
   std::string text_;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <ostream>
 
 #include "runtime/descriptor/parser.h"
@@ -137,6 +138,16 @@ Result<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> replica,
   layout.suffix_.assign(layout.shard_.size(), 1);
   for (size_t i = layout.shard_.size() - 1; i > 0; --i)
     layout.suffix_[i - 1] = layout.suffix_[i] * layout.shard_[i].extent;
+  layout.power_of_two_ = true;
+  layout.suffix_shift_.assign(layout.shard_.size(), 0);
+  for (size_t i = 0; i < layout.shard_.size(); ++i) {
+    const std::int64_t extent = layout.shard_[i].extent, suffix = layout.suffix_[i];
+    if (extent <= 0 || (extent & (extent - 1)) != 0 || (suffix & (suffix - 1)) != 0) {
+      layout.power_of_two_ = false;
+      break;
+    }
+    layout.suffix_shift_[i] = std::countr_zero(static_cast<std::uint64_t>(suffix));
+  }
   layout.replica_offsets_.assign(1, PhysCoord{});
   layout.replica_offsets_.reserve(static_cast<size_t>(replicas));
   // Row-major over the replica iters, like the shard: the last iter varies fastest.
@@ -171,6 +182,13 @@ Result<Layout> Layout::row_major(std::span<const std::int64_t> shape) {
 
 void Layout::apply_flat(std::int64_t flat, PhysCoord& out) const noexcept {
   out = base_;
+  if (power_of_two_ && flat >= 0) {
+    for (size_t i = 0; i < shard_.size(); ++i) {
+      const Iter& iter = shard_[i];
+      out[iter.axis] += ((flat >> suffix_shift_[i]) & (iter.extent - 1)) * iter.stride;
+    }
+    return;
+  }
   for (size_t i = 0; i < shard_.size(); ++i) {
     const Iter& iter = shard_[i];
     out[iter.axis] += (flat / suffix_[i]) % iter.extent * iter.stride;

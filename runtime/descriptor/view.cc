@@ -2,6 +2,7 @@
 #include "tmem/view.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -208,6 +209,16 @@ View View::with(std::vector<std::vector<Digit>> dims, std::int64_t offset,
   out.flat_suffix_.assign(out.flat_digits_.size(), 1);
   for (size_t i = out.flat_digits_.size(); i-- > 1;)
     out.flat_suffix_[i - 1] = out.flat_suffix_[i] * out.flat_digits_[i].extent;
+  out.flat_power_of_two_ = true;
+  out.flat_shift_.assign(out.flat_digits_.size(), 0);
+  for (size_t i = 0; i < out.flat_digits_.size(); ++i) {
+    const std::int64_t extent = out.flat_digits_[i].extent, suffix = out.flat_suffix_[i];
+    if (extent <= 0 || (extent & (extent - 1)) != 0 || (suffix & (suffix - 1)) != 0) {
+      out.flat_power_of_two_ = false;
+      break;
+    }
+    out.flat_shift_[i] = std::countr_zero(static_cast<std::uint64_t>(suffix));
+  }
   out.text_ = text_ + suffix;
   return out;
 }
@@ -433,6 +444,11 @@ Result<View> View::index(std::span<const Slice> slices) const {
 
 std::int64_t View::base_index(std::int64_t flat) const noexcept {
   std::int64_t out = offset_;
+  if (flat_power_of_two_ && flat >= 0) {
+    for (size_t i = 0; i < flat_digits_.size(); ++i)
+      out += ((flat >> flat_shift_[i]) & (flat_digits_[i].extent - 1)) * flat_digits_[i].stride;
+    return out;
+  }
   for (size_t i = 0; i < flat_digits_.size(); ++i)
     out += (flat / flat_suffix_[i]) % flat_digits_[i].extent * flat_digits_[i].stride;
   return out;

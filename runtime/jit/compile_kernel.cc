@@ -575,7 +575,7 @@ void post_generic_build(const Request& request, const Key128& key) {
                    request.context, request.includes, request.key});
   BackgroundCompiler::instance().post(
       [owned, key] {
-        auto prepared = kernels::prepare_transfers(owned->transfers);
+        auto prepared = kernels::prepare_transfers(owned->transfers, kernels::CoordDetail::kForm);
         if (prepared.ok()) {
           std::vector<kernels::GenericTransfer> generic;
           for (const kernels::TransferCode& code : prepared->codes)
@@ -645,7 +645,8 @@ std::optional<Result<std::shared_ptr<Kernel::Impl>>> compile_tiered(const Reques
     return eager_because("the generic tier compiles CUDA C++ sources; a PTX source is specialized");
   if (lazy && !cache.enabled())
     return eager_because("the cache is off, so no generic tier can be cached for lazy to use");
-  auto prepared = kernels::prepare_transfers(request.transfers);
+  // Only NAME_coord's closed form: the descriptors need no table (a new layout in microseconds).
+  auto prepared = kernels::prepare_transfers(request.transfers, kernels::CoordDetail::kForm);
   if (!prepared.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(prepared).error());
   std::vector<kernels::GenericTransfer> generic;
   for (const kernels::TransferCode& code : prepared->codes) {

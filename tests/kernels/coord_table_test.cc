@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/spec_fixtures.h"
+#include "kernels/device_function.h"
 #include "tmem/check.h"
 #include "tmem/coords.h"
 #include "tmem/image.h"
@@ -392,3 +395,44 @@ TEST(PackedTwin, RefusesWhatIsNotA32BitPlainLoad) {
 }
 
 }  // namespace
+
+// The generic tier's descriptors take NAME_coord's closed form from a few elements when the
+// register view permutes bits (kernels::CoordDetail::kForm, docs/specialization.md §Tiers): the
+// same weights the fit to the whole table gives, for every spec the suite walks and the
+// epilogue's layouts; views that are not bit permutations get the table.
+TEST(CoordForm, TheFormFromAFewElementsEqualsTheFitToTheTable) {
+  std::vector<tmem::TransferSpec> specs = all_test_specs();
+  for (const char* name : {"d_x32_ld", "d_x64_st", "f_16x256b_ld", "f_16x256b_st"}) {
+    std::ifstream in(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/layouts/" + name +
+                     ".json");
+    std::stringstream text;
+    text << in.rdbuf();
+    specs.push_back(tmem::TransferSpec::from_json(text.str()).value());
+  }
+  int permutations = 0;
+  for (const tmem::TransferSpec& spec : specs) {
+    SCOPED_TRACE(spec.op().to_string() + " " + spec.regs().to_string());
+    const tmem::Plan plan = tmem::check(spec).value();
+    auto table = tmem::kernels::coord_map(spec, plan, tmem::kernels::CoordDetail::kTable);
+    auto form = tmem::kernels::coord_map(spec, plan, tmem::kernels::CoordDetail::kForm);
+    ASSERT_TRUE(table.ok() && form.ok());
+    if (!form->table.empty()) continue;  // not a bit permutation: the table was built
+    ++permutations;
+    ASSERT_TRUE(table->additive);
+    ASSERT_EQ(form->dims.size(), table->dims.size());
+    for (size_t d = 0; d < table->dims.size(); ++d) {
+      EXPECT_EQ(form->dims[d].constant, table->dims[d].constant) << "dim " << d;
+      EXPECT_EQ(form->dims[d].thread_bits, table->dims[d].thread_bits) << "dim " << d;
+      EXPECT_EQ(form->dims[d].slot_bits, table->dims[d].slot_bits) << "dim " << d;
+    }
+    if (table->halves == 2) {
+      ASSERT_TRUE(table->high.additive);
+      for (size_t d = 0; d < table->high.dims.size(); ++d) {
+        EXPECT_EQ(form->high.dims[d].constant, table->high.dims[d].constant) << "high dim " << d;
+        EXPECT_EQ(form->high.dims[d].thread_bits, table->high.dims[d].thread_bits);
+        EXPECT_EQ(form->high.dims[d].slot_bits, table->high.dims[d].slot_bits);
+      }
+    }
+  }
+  EXPECT_GT(permutations, static_cast<int>(specs.size()) / 2);
+}
