@@ -40,7 +40,9 @@ constexpr CommandEntry kCommands[] = {
      "cache stats|clear|export BUNDLE|import BUNDLE [--cache-dir DIR] [--json]"},
     {"warmup", tmemjit_cli::cmd_warmup,
      "warmup --specs FILE.jsonl [--kernel K] [--target T] [--backend B] [--jobs N]\n"
-     "                 [--no-cache | --cache-dir DIR] [--json]"},
+     "                 [--no-cache | --cache-dir DIR] [--json]\n"
+     "       warmup FILE.cu --transfer N=SPEC.json [...]: the kernel's generic tier, as\n"
+     "                 specialize --specialization generic (the options of specialize)"},
     {"specialize", tmemjit_cli::cmd_specialize,
      "specialize FILE.cu|FILE.ptx --transfer N=SPEC.json [--transfer ...] [--entry E]\n"
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"

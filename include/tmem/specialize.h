@@ -38,5 +38,14 @@ Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedT
 Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
                               const CompileOptions& options, CompileReport* report);
 
+// Ahead of time (docs/specialization.md §Tiers): builds the generic tier of `source` for the
+// signatures of `transfers` into the cache tiers (memory, disk, the remote tier; bundles export
+// it), so that compile_kernel with Specialization::kLazy answers a new layout of those signatures
+// at once, in this process or another. options.specialization is ignored. kUsage naming the
+// transfer when its plan cannot be data (the generic tier would not exist for it); the compile's
+// own errors as compile_kernel returns them.
+Status warmup_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                     const CompileOptions& options = {});
+
 }  // namespace tmem
 TMEMJIT_API_END

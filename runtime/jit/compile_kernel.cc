@@ -732,4 +732,18 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
   return Kernel(std::move(*impl));
 }
 
+Status warmup_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+                     const CompileOptions& options) {
+  CompileOptions generic = options;
+  generic.specialization = Specialization::kGeneric;
+  CompileReport report;
+  auto kernel = compile_kernel(source, transfers, generic, &report);
+  if (!kernel.ok()) return std::move(kernel).error();
+  if (report.tier != "generic")
+    return Error(ErrorCode::kUsage,
+                 "warmup_kernel: no generic tier for this kernel: " + report.tier_reason,
+                 "lazy compiles such layouts eagerly; warm them up with compile_kernel instead");
+  return std::monostate{};
+}
+
 }  // namespace tmem

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -178,6 +179,39 @@ TEST_F(GenericTier, LazyStartsOnTheGenericTierAndSwitchesToTheSpecializedKernel)
   EXPECT_TRUE(lazy->wait_specialized().ok());  // nothing to wait for
 }
 
+// Readers of a lazy kernel during its switch (what a launch reads: the active tier's module) see
+// one whole tier at a time, never a mix (run under TSan by scripts/sanitize.sh).
+TEST_F(GenericTier, ConcurrentReadersSeeOneWholeTierDuringTheSwitch) {
+  ASSERT_TRUE(compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric)).ok());
+  auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy));
+  ASSERT_TRUE(f.ok()) << f.error().full_text();
+  // Readers start while the specialized kernel compiles; each records what it saw.
+  std::atomic<bool> done{false};
+  std::vector<std::set<std::pair<std::string, size_t>>> seen(3);
+  std::vector<std::thread> readers;
+  for (auto& mine : seen)
+    readers.emplace_back([&done, &f, &mine] {
+      while (!done.load()) {
+        const Kernel copy = *f;  // copies share the switch
+        const std::string tier(copy.tier());
+        mine.emplace(tier, copy.cubin().size());
+      }
+    });
+  EXPECT_TRUE(f->wait_specialized().ok());
+  done = true;
+  for (std::thread& reader : readers) reader.join();
+  auto specialized = compile_kernel(roundtrip(), layout_f(), with(Specialization::kEager));
+  auto generic = compile_kernel(roundtrip(), layout_f(), with(Specialization::kGeneric));
+  ASSERT_TRUE(specialized.ok() && generic.ok());
+  for (const auto& mine : seen)
+    for (const auto& [tier, size] : mine) {
+      ASSERT_TRUE(tier == "generic" || tier == "specialized") << tier;
+      ASSERT_TRUE(size == specialized->cubin().size() || size == generic->cubin().size()) << size;
+    }
+  EXPECT_EQ(f->tier(), "specialized");
+  EXPECT_EQ(f->cubin().size(), specialized->cubin().size());
+}
+
 TEST_F(GenericTier, LazyWithoutAGenericTierIsEagerAndBuildsItForTheNextLayout) {
   CompileReport report;
   auto d = compile_kernel(roundtrip(), layout_d(), with(Specialization::kLazy), &report);
@@ -216,6 +250,34 @@ TEST_F(GenericTier, PlansItCannotExpressAreEagerAndTheReportSaysWhy) {
   EXPECT_EQ(report.tier, "specialized");
   EXPECT_NE(report.tier_reason.find("transfer 'acc_st'"), std::string::npos) << report.tier_reason;
   EXPECT_NE(report.tier_reason.find("16x32bx2"), std::string::npos) << report.tier_reason;
+}
+
+TEST_F(GenericTier, WarmupBuildsTheTierThatABundleCarriesToAnotherCache) {
+  ASSERT_TRUE(warmup_kernel(roundtrip(), layout_d(), with(Specialization::kEager)).ok());
+  const std::string bundle = (dir_.path() / "tiers.bundle").string();
+  auto exported = export_cache_bundle(bundle);
+  ASSERT_TRUE(exported.ok()) << exported.error().full_text();
+  // Another machine: an empty cache that imports the bundle, then a layout it has never seen.
+  TempDir other;
+  set_cache_dir(other.path().string());
+  ASSERT_TRUE(clear_cache(false).ok());
+  auto imported = import_cache_bundle(bundle);
+  ASSERT_TRUE(imported.ok()) << imported.error().full_text();
+  CompileReport report;
+  auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &report);
+  ASSERT_TRUE(f.ok()) << f.error().full_text();
+  EXPECT_EQ(report.tier, "generic");
+  EXPECT_EQ(report.cache, CacheSource::kDisk);
+  EXPECT_TRUE(f->wait_specialized().ok());
+  set_cache_dir(dir_.path().string());
+  // A plan the generic tier cannot express: warmup says so, naming the transfer.
+  const std::vector<NamedTransfer> split = {
+      transfer(tmemjit_test::seed_split(true).make(), "acc_st"),
+      transfer(tmemjit_test::seed_split(false).make(), "acc_ld")};
+  Status refused = warmup_kernel(roundtrip_bits(), split);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(refused.error().message().find("acc_st"), std::string::npos);
 }
 
 TEST_F(GenericTier, TheEmulatedGenericTierCompilesForSm90) {

@@ -153,6 +153,29 @@ TEST(CliSpecialize, JsonFieldsAndASecondProcessHitsTheDisk) {
   EXPECT_GT(f["code"]["instructions"].get<int>(), 0);
 }
 
+// The tiers from the command line (docs/specialization.md §Tiers): warmup builds the generic
+// tier, a second process's lazy specialize of a new layout answers with it, a bad policy is a
+// usage error naming the allowed set.
+TEST(CliSpecialize, WarmupThenLazyAnswersANewLayoutWithTheGenericTier) {
+  ScratchDir dir;
+  std::vector<std::string> warmup = epilogue_args("d_x32_ld", "d_x32_st");
+  warmup[0] = "warmup";
+  const CliResult warm = specialize(warmup, {"--cache-dir", dir.path()});
+  ASSERT_EQ(warm.exit_code, 0) << warm.err << warm.out;
+  EXPECT_EQ(nlohmann::json::parse(warm.out)["tier"], "generic");
+  const CliResult lazy = specialize(epilogue_args("f_16x256b_ld", "f_16x256b_st"),
+                                    {"--cache-dir", dir.path(), "--specialization", "lazy"});
+  ASSERT_EQ(lazy.exit_code, 0) << lazy.err << lazy.out;
+  const auto j = nlohmann::json::parse(lazy.out);
+  EXPECT_EQ(j["tier"], "generic");
+  EXPECT_EQ(j["cache"], "disk");
+  EXPECT_EQ(j["tier_reason"], "");
+  const CliResult bad = specialize(epilogue_args("d_x32_ld", "d_x32_st"),
+                                   {"--no-cache", "--specialization", "sometimes"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("eager, lazy, generic"), std::string::npos) << bad.out << bad.err;
+}
+
 // Every tcgen05 target, family targets included, specializes from the command line; -Xnvrtc and
 // -Xptxas reach their compilers (repeatable), -std and -default-device go to NVRTC directly, and a
 // wrong option is a usage error (exit 2) naming it, before any compile.
