@@ -100,3 +100,22 @@ def test_a_plan_the_generic_tier_cannot_express_falls_back_to_the_specialized_ke
     assert "acc_load" in kernel.report.tier_reason
     kernel.wait_specialized()  # already specialized: returns at once
     assert kernel.tier == "specialized"
+
+
+@needs_specialize
+def test_warmup_kernel_builds_the_tier_lazy_uses():
+    tmemjit.warmup_kernel(source("tier_warm"), "tier_warm", {"acc_load": load_spec(32)})
+    kernel = tmemjit.compile_kernel(source("tier_warm"), "tier_warm",
+                                    {"acc_load": load_spec(16)}, specialization="lazy")
+    assert kernel.report.tier == "generic"
+    kernel.wait_specialized()
+    assert kernel.tier == "specialized"
+
+
+@needs_specialize
+def test_warmup_kernel_refuses_a_plan_without_a_generic_tier():
+    split = {"acc_load": seed_specs.split(store=False)}
+    with pytest.raises(tmemjit.Error) as caught:
+        tmemjit.warmup_kernel(source("tier_warm_split"), "tier_warm_split", split)
+    assert caught.value.code == "usage"
+    assert "16x32bx2" in caught.value.message

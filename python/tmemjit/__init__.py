@@ -44,7 +44,7 @@ from ._tmemjit import (
     set_warning_handler,
     warmup,
 )
-from ._specialize import Transfer, compile_kernel, device_function
+from ._specialize import Transfer, compile_kernel, device_function, warmup_kernel
 
 __all__ = [
     "Candidate",
@@ -67,6 +67,7 @@ __all__ = [
     "check",
     "clear_cache",
     "compile_kernel",
+    "warmup_kernel",
     "compile_transfer",
     "coord_table",
     "device_function",

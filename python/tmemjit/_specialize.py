@@ -112,3 +112,22 @@ def compile_kernel(source: str, entry: str,
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
                                     line_info, keep_dir, list(extra_options), cta_group, path,
                                     list(nvrtc_options), list(ptx_options), specialization)
+
+
+def warmup_kernel(source: str, entry: str,
+                  transfers: Mapping[str, Union[TransferSpec, Transfer]], **options) -> None:
+    """Builds the generic tier of the kernel for these transfers ahead of time (docs/specialization.md §Tiers).
+
+    The same arguments as compile_kernel (its `specialization` is set to "generic"). The tier goes
+    to the cache tiers (memory, disk, the remote tier; cache bundles carry it), so that
+    compile_kernel(..., specialization="lazy") answers a new layout of the same registers per
+    thread at once, here or in another process. Raises Error "usage" naming the transfer when its
+    plan cannot be data (no generic tier exists for it), or what compile_kernel raises.
+    """
+    options["specialization"] = "generic"
+    kernel = compile_kernel(source, entry, transfers, **options)
+    if kernel.tier != "generic":
+        message = "warmup_kernel: no generic tier for this kernel: " + kernel.report.tier_reason
+        error = _tmemjit.Error(message)
+        error.code, error.message, error.details = "usage", message, ""
+        raise error
