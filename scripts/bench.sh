@@ -42,7 +42,7 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTMEMJIT_BUILD
   -DTMEMJIT_BUILD_TESTS=ON -DTMEMJIT_CUTE_FULL_GRID=ON >"$BUILD/configure.log" 2>&1 ||
   { cat "$BUILD/configure.log" >&2; exit 1; }
 cmake --build "$BUILD" -j "$TMEMJIT_JOBS" --target jit_bench cache_bench check_bench codegen_report \
-  cute_bench kernel_bench >"$BUILD/build.log" 2>&1 || { tail -n 60 "$BUILD/build.log" >&2; exit 1; }
+  cute_bench kernel_bench tier_bench >"$BUILD/build.log" 2>&1 || { tail -n 60 "$BUILD/build.log" >&2; exit 1; }
 
 # jit_bench: cold JIT by route and size, overhead, warmup, launch. Repetitions are set per
 # benchmark; interleaving them spreads load drifts over every route alike.
@@ -76,6 +76,10 @@ fi
 tmemjit_log "running kernel_bench (compile_kernel vs NVRTC and nvcc of the same source): a few minutes"
 "$BUILD/bench/kernel_bench" >"$RESULTS/kernel.json" 2>"$RESULTS/kernel.err" ||
   { tail -n 40 "$RESULTS/kernel.err" >&2; exit 1; }
+# tier_bench: the generic tier, lazy against eager for new layouts, the descriptor build.
+tmemjit_log "running tier_bench (compile_kernel's tiers: lazy against eager): about a minute"
+"$BUILD/bench/tier_bench" >"$RESULTS/tiers.json" 2>"$RESULTS/tiers.err" ||
+  { tail -n 40 "$RESULTS/tiers.err" >&2; exit 1; }
 tmemjit_log "running codegen_report (STTM/LDTM, registers, spills, SASS size)"
 "$BUILD/bench/codegen_report" >"$RESULTS/codegen.json" 2>"$RESULTS/codegen.err" ||
   { cat "$RESULTS/codegen.err" >&2; exit 1; }
