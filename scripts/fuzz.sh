@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 FUZZ_SECONDS=${TMEMJIT_FUZZ_SECONDS:-20}
 FUZZ_BUILD=${TMEMJIT_ASAN_BUILD_DIR:-$TMEMJIT_ROOT/build-asan}
-ALL_TARGETS=(opcode layout view spec check disk_entry differential)
+ALL_TARGETS=(opcode layout view spec check disk_entry differential code_stats text)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
@@ -50,9 +50,10 @@ run_target() {
   local corpus="$CORPUS_ROOT/$target" log="$FUZZ_BUILD/logs/$target.log"
   mkdir -p "$corpus" "$FUZZ_BUILD/artifacts" "$FUZZ_BUILD/logs"
   local dict_flag=()
-  # disk_entry and differential take binary inputs (an entry; a generator seed and case index).
+  # disk_entry, differential and code_stats take binary inputs (an entry; a generator seed and
+  # case index; a cubin); text reads PTX and CUDA text, which the descriptor words do not help.
   case "$target" in
-    disk_entry | differential) ;;
+    disk_entry | differential | code_stats | text) ;;
     *) dict_flag=(-dict="$TMEMJIT_ROOT/tests/fuzz/dict/$dict.dict") ;;
   esac
   local start=$SECONDS status=ok

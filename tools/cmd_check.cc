@@ -49,6 +49,7 @@ int check_or_plan(const std::vector<std::string>& argv, bool full) {
   const std::vector<std::string> warnings = plan->warnings();
   if (json) {
     auto out = nlohmann::json::parse(plan->to_json(full));
+    out["ok"] = true;  // the command's envelope (docs/design.md §CLI)
     out["warnings"] = warnings;
     if (selection) {
       out["spec"] = nlohmann::json::parse(selection->spec.to_json());

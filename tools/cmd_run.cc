@@ -39,10 +39,13 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (!spec) return report(spec.error(), json);
   auto result = tmem::run_transfer(*spec, run_options);
   if (!result) return report(result.error(), json);
-  if (json)
-    std::cout << result->to_json() << "\n";
-  else
+  if (json) {
+    auto out = nlohmann::json::parse(result->to_json());
+    out["ok"] = true;  // the command's envelope (docs/design.md §CLI)
+    std::cout << out.dump(2) << "\n";
+  } else {
     std::cout << result->to_string();
+  }
   return result->passed() ? kExitOk : kExitWrongData;
 }
 

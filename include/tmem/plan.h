@@ -72,9 +72,9 @@ struct Plan {
   // A readable listing; summary() is the one-paragraph form printed by `tmemjit check`.
   std::string to_string() const;
   std::string summary() const;
-  // JSON with the keys of docs/design.md §CLI (ok, op, scope, warps, repeats,
+  // JSON with the keys of docs/design.md §CLI (op, scope, warps, repeats,
   // instructions_per_warp, regs_per_thread, alloc_columns) and, with `full`, every repeat's lane,
-  // column and slots.
+  // column and slots. The CLI adds its "ok" envelope; the plan is data only.
   std::string to_json(bool full) const;
 
   friend bool operator==(const Plan&, const Plan&) = default;

@@ -93,10 +93,11 @@ struct RunReport {
   // Lines for `tmemjit run`: the device, each check, each check left out and why, then
   // "PASS: ..." or "FAIL: ...".
   std::string to_string() const;
-  // {"ok": true, "pass": .., "device": .., "description": .., "passed_over": [..], "seed": ..,
+  // {"pass": .., "device": .., "description": .., "passed_over": [..], "seed": ..,
   //  "cta_group": ..,
   //  "elements": .., "checks": [{"name", "elements", "pass", "mismatch"?, "error"?, "rule"?}],
   //  "left_out": [{"name", "reason"}]}
+  // (the CLI adds its "ok" envelope)
   std::string to_json() const;
 };
 

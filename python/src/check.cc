@@ -19,7 +19,6 @@ namespace {
 nb::dict plan_dict(const tmem::Plan& plan, bool full) {
   nb::dict dict =
       nb::cast<nb::dict>(nb::module_::import_("json").attr("loads")(plan.to_json(full)));
-  nb::del(dict["ok"]);  // the CLI's success flag; a Plan always is one
   return dict;
 }
 

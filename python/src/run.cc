@@ -54,10 +54,9 @@ void bind_run(nb::module_& m) {
           [](const tmem::RunReport& r) {
             nb::dict dict =
                 nb::cast<nb::dict>(nb::module_::import_("json").attr("loads")(r.to_json()));
-            nb::del(dict["ok"]);
             return dict;
           },
-          "The keys of `tmemjit run --json`, without \"ok\".")
+          "The keys of `tmemjit run --json`, without its \"ok\" envelope.")
       .def("__str__", &tmem::RunReport::to_string)
       .def("__repr__", [](const tmem::RunReport& r) {
         return std::string("<tmemjit.RunReport ") + (r.passed() ? "PASS" : "FAIL") + " on " +

@@ -74,8 +74,7 @@ std::string Plan::to_string() const {
 }
 
 std::string Plan::to_json(bool full) const {
-  nlohmann::json json = {{"ok", true},
-                         {"op", op.to_string()},
+  nlohmann::json json = {{"op", op.to_string()},
                          {"scope", scope.to_string()},
                          {"warps", warps()},
                          {"repeats", instructions_per_warp()},

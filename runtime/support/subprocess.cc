@@ -45,11 +45,22 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // Its own process group, so a timeout kills whatever it started too.
+  // Its own process group, so a timeout kills whatever it started too. The child starts with no
+  // signal blocked and SIGINT/SIGTERM at their defaults: the calling thread may block them (the
+  // CLI's signal guard, docs/reliability.md §Signals), and a mask or an ignored signal is
+  // inherited, which would leave a helper that a signal cannot stop.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

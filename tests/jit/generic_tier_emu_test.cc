@@ -131,9 +131,9 @@ std::vector<Case> select_cases() {
       auto st = select(Direction::kStore, Scope::warpgroup(), *tmem, *regs, {budget});
       auto ld = select(Direction::kLoad, Scope::warpgroup(), *tmem, *regs, {budget});
       if (!st.ok() || !ld.ok()) continue;
-      cases.push_back({tile.name + " budget " + std::to_string(budget) + ": " +
-                           ld->spec.op().to_string(),
-                       st->spec, ld->spec});
+      cases.push_back(
+          {tile.name + " budget " + std::to_string(budget) + ": " + ld->spec.op().to_string(),
+           st->spec, ld->spec});
     }
   return cases;
 }

@@ -2,6 +2,8 @@
 #include "runtime/support/subprocess.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +16,20 @@ TEST(Subprocess, ReturnsOutputAndExitCode) {
   ASSERT_TRUE(run.ok()) << run.error().full_text();
   EXPECT_EQ(run->exit_code, 3);
   EXPECT_EQ(run->output, "out\nerr\n");
+}
+
+// A helper starts with no signal blocked even when the calling thread blocks SIGINT and SIGTERM
+// (the CLI's signal guard): an inherited mask would leave a ptxas that no signal can stop.
+TEST(Subprocess, AHelperStartsWithNoSignalBlocked) {
+  sigset_t blocked, saved;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &blocked, &saved), 0);
+  auto run = run_process({"sh", "-c", "grep SigBlk /proc/self/status"});
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  ASSERT_TRUE(run.ok()) << run.error().full_text();
+  EXPECT_EQ(run->output, "SigBlk:\t0000000000000000\n");
 }
 
 TEST(Subprocess, AProgramThatIsMissingIsAToolchainError) {
