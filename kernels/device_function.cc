@@ -15,6 +15,7 @@
 #include "runtime/descriptor/owner.h"
 #include "tmem/check.h"
 #include "tmem/image.h"
+#include "tmem/text.h"
 
 namespace tmem::kernels {
 namespace {
@@ -891,7 +892,7 @@ Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan, CoordDeta
 
 Status check_identifier(std::string_view name, std::string_view what) {
   auto fail = [&](const std::string& why) {
-    return Error(ErrorCode::kUsage, std::string(what) + " '" + std::string(name) + "' " + why,
+    return Error(ErrorCode::kUsage, std::string(what) + " '" + quote_excerpt(name) + "' " + why,
                  "a name is a C identifier: letters, digits and '_', not starting with a digit; "
                  "not a C++ keyword, not starting with '__' or 'tmemjit' (reserved), not a type "
                  "or namespace of a kernel's (uint32_t, size_t, std, float4, ...) and not an "

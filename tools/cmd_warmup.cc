@@ -293,11 +293,11 @@ int cmd_warmup(const std::vector<std::string>& argv) {
   const uint64_t remote_hits = after.remote_hits - before.remote_hits;
 
   if (json) {
-    nlohmann::json list = nlohmann::json::array();
+    nlohmann::json error_list = nlohmann::json::array();
     for (const LineError& e : errors)
-      list.push_back({{"line", e.line},
-                      {"code", tmem::to_string(e.error.code())},
-                      {"message", e.error.message()}});
+      error_list.push_back({{"line", e.line},
+                            {"code", tmem::to_string(e.error.code())},
+                            {"message", e.error.message()}});
     nlohmann::json out = {{"ok", errors.empty()},
                           {"file", *path},
                           {"specs", specs},
@@ -309,7 +309,7 @@ int cmd_warmup(const std::vector<std::string>& argv) {
                           {"remote_errors", after.remote_errors - before.remote_errors},
                           {"remote_rejected", after.remote_rejected - before.remote_rejected},
                           {"failed", errors.size()},
-                          {"errors", list},
+                          {"errors", error_list},
                           {"seconds", seconds}};
     if (!errors.empty())
       out["error"] = {

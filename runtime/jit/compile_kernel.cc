@@ -36,6 +36,7 @@
 #include "tmem/code_stats.h"
 #include "tmem/jit.h"
 #include "tmem/specialize.h"
+#include "tmem/text.h"
 
 namespace tmem {
 namespace {
@@ -59,6 +60,11 @@ bool is_identifier(const std::string& text) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   return true;
 }
+
+// The source's file name and entry in messages: user text, quoted up to a bound
+// (docs/reliability.md §Bounds on every input read).
+std::string path_of(const KernelSource& source) { return quote_excerpt(source.path); }
+std::string entry_of(const KernelSource& source) { return quote_excerpt(source.entry); }
 
 // ---- the include closure ------------------------------------------------------------------------
 
@@ -173,7 +179,7 @@ Result<std::string> emulated_ptx_functions(const KernelSource& source,
   if (const size_t line = ptx::first_line_with(ptx, "tcgen05."); line != 0)
     return Error(
         ErrorCode::kUsage,
-        "compile_kernel: " + source.path + ", line " + std::to_string(line) +
+        "compile_kernel: " + path_of(source) + ", line " + std::to_string(line) +
             " issues a tcgen05 instruction itself; the sm_90 emulation replaces only "
             "the generated functions",
         std::vector<ErrorDetail>{{"line", std::to_string(line)},
@@ -182,7 +188,7 @@ Result<std::string> emulated_ptx_functions(const KernelSource& source,
                                   "tmemjit_fence_before_sync and tmemjit_fence_after_sync instead, "
                                   "or compile for a tcgen05 target"}});
   if (!ptx::retarget(ptx, "sm_90"))
-    return Error(ErrorCode::kUsage, "compile_kernel: " + source.path +
+    return Error(ErrorCode::kUsage, "compile_kernel: " + path_of(source) +
                                         " has no .target directive; a PTX module starts with "
                                         ".version, .target and .address_size");
   std::vector<const kernels::TransferCode*> codes;
@@ -221,7 +227,7 @@ Result<SplicedPtx> splice_ptx(const KernelSource& source,
   for (const std::string& symbol : symbols) ptx::remove_extern_declarations(out.ptx, symbol);
   size_t header_end = ptx::header_end(out.ptx);
   if (header_end == std::string::npos)
-    return Error(ErrorCode::kUsage, "compile_kernel: " + source.path +
+    return Error(ErrorCode::kUsage, "compile_kernel: " + path_of(source) +
                                         " has no .target directive; a PTX module starts with "
                                         ".version, .target and .address_size");
   if (header_end == out.ptx.size() && !out.ptx.ends_with('\n')) {
@@ -253,7 +259,7 @@ Error unknown_entry(const KernelSource& source, const std::vector<std::string>& 
     list += (list.empty() ? "" : ", ") + plain + (plain != name ? " (" + name + ")" : "");
   }
   return Error(ErrorCode::kUsage,
-               "compile_kernel: no kernel '" + source.entry + "' in " + source.path +
+               "compile_kernel: no kernel '" + entry_of(source) + "' in " + path_of(source) +
                    "; the __global__ functions found: " + (list.empty() ? "none" : list),
                "name the entry as written in the source (a plain or extern \"C\" name, or a name "
                "expression such as \"epilogue<64>\"), or its lowered name");
@@ -321,7 +327,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     for (const kernels::TransferCode& code : prepared->codes)
       if (!kernels::mentions_identifier(source.text, code.options.name))
         meta.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
-                                source.path);
+                                path_of(source));
   } else {
     const std::vector<std::string> entries = ptx::entry_names(source.text);
     meta.entry = ptx::find_entry(entries, source.entry);
@@ -329,7 +335,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     for (const kernels::TransferCode& code : prepared->codes)
       if (!ptx::uses_symbol(source.text, code.options.name))
         meta.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
-                                source.path);
+                                path_of(source));
     auto made = splice_ptx(source, *prepared, context);
     if (!made.ok()) return std::move(made).error();
     spliced = std::move(made).value();
@@ -388,13 +394,13 @@ Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> p
 
 Status check_request(const KernelSource& source, std::span<const NamedTransfer> transfers) {
   if (source.text.empty())
-    return Error(ErrorCode::kUsage, "compile_kernel: the source " + source.path + " is empty");
+    return Error(ErrorCode::kUsage, "compile_kernel: the source " + path_of(source) + " is empty");
   if (source.entry.empty())
     return Error(ErrorCode::kUsage, "compile_kernel: no entry named",
                  "KernelSource::entry names the __global__ function to launch");
   if (source.text.find('\0') != std::string::npos)
     return Error(ErrorCode::kUsage,
-                 "compile_kernel: the source " + source.path + " holds a NUL byte at offset " +
+                 "compile_kernel: the source " + path_of(source) + " holds a NUL byte at offset " +
                      std::to_string(source.text.find('\0')),
                  "a compiler reads a source up to its first NUL: the rest would be dropped");
   return kernels::check_transfer_names(transfers);

@@ -942,3 +942,32 @@ TEST(CompileTransferReport, SaysWhichTierAnswered) {
 
 }  // namespace
 }  // namespace tmem
+
+namespace tmem {
+namespace {
+
+// User text in compile_kernel's messages is quoted up to a bound (issue 30, item 12): a 100 KB
+// path or transfer name gives a message of a few hundred bytes that says how long it was.
+TEST(CompileKernelMessages, LongPathsAndNamesAreQuotedAsExcerpts) {
+  KernelSource source;
+  source.path = std::string(100000, 'p') + ".cu";
+  source.entry = "k";
+  auto empty = compile_kernel(source, {});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code(), ErrorCode::kUsage);
+  EXPECT_LT(empty.error().message().size(), 600u) << empty.error().message().size();
+  EXPECT_NE(empty.error().message().find("100003 bytes"), std::string::npos);
+  source.path = "k.cu";
+  source.text = "extern \"C\" __global__ void k() {}\n";
+  DeviceFunctionOptions options;
+  options.name = std::string(100000, 'n');
+  const std::vector<NamedTransfer> named = {{tmemjit_test::seed_layout_b(true).make(), options}};
+  auto long_name = compile_kernel(source, named);
+  ASSERT_FALSE(long_name.ok());
+  EXPECT_EQ(long_name.error().code(), ErrorCode::kUsage);
+  EXPECT_LT(long_name.error().message().size(), 600u);
+  EXPECT_NE(long_name.error().message().find("longer than 200 characters"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tmem
