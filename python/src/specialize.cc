@@ -1,6 +1,8 @@
 // device_function and compile_kernel (docs/design.md §Specialization): the transfer inside the
 // user's own kernel. Bound when the library has include/tmem/specialize.h; the package's Python
 // side says so where it does not (tmemjit/_specialize.py).
+#include <algorithm>
+
 #include "bindings.h"
 
 #if __has_include("tmem/specialize.h")
@@ -123,6 +125,18 @@ void bind_specialize(nb::module_& m) {
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
       "ptx_options"_a, "specialization"_a, "tmemjit.compile_kernel's C++ half; call that instead.");
+  m.def(
+      "_parse_spec_file",
+      [](const std::string& text) {
+        tmem::SpecFile file = unwrap(tmem::parse_spec_file(text));
+        const bool named = std::find(file.option_keys.begin(), file.option_keys.end(), "name") !=
+                           file.option_keys.end();
+        return nb::make_tuple(file.spec, named ? nb::cast(file.options.name) : nb::none(),
+                              file.options.wait, file.options.warp_argument,
+                              file.options.column_argument, file.options.cta_group,
+                              file.option_keys);
+      },
+      "text"_a, "tmemjit.spec_file's C++ half; call that instead.");
   m.attr("_have_specialize") = true;
 }
 #else

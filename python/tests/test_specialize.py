@@ -224,3 +224,22 @@ def test_cta_pair_lifecycle_helpers():
     assert "cluster_sync" in fn.source and ".cta_group::2" in fn.source
     kernel = tmemjit.compile_transfer(seed_specs.layout_b(), cta_group=2)
     assert ".cta_group::2" in kernel.ptx and ".cta_group::1" not in kernel.ptx
+
+
+@needs_specialize
+def test_spec_file_reads_the_device_function_options():
+    import json
+    fields = json.loads(seed_specs.layout_b(store=False).to_json())
+    fields.update({"name": "acc_load", "wait": False, "column_argument": True, "cta_group": 1})
+    f = tmemjit.spec_file(json.dumps(fields))
+    assert f.name == "acc_load"
+    assert f.transfer.wait is False and f.transfer.column_argument is True
+    assert f.transfer.warp_argument is False and f.cta_group == 1
+    assert f.keys == ("name", "wait", "column_argument", "cta_group")
+    assert f.transfer.spec == seed_specs.layout_b(store=False)
+    bare = tmemjit.spec_file(seed_specs.layout_b(store=False).to_json())
+    assert bare.name is None and bare.transfer.wait is True and bare.keys == ()
+    fields["colour"] = "red"
+    with pytest.raises(tmemjit.Error) as caught:
+        tmemjit.spec_file(json.dumps(fields))
+    assert caught.value.code == "parse" and "colour" in caught.value.message

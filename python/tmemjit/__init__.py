@@ -44,7 +44,8 @@ from ._tmemjit import (
     set_warning_handler,
     warmup,
 )
-from ._specialize import Transfer, compile_kernel, device_function, warmup_kernel
+from ._specialize import (SpecFile, Transfer, compile_kernel, device_function, spec_file,
+                          warmup_kernel)
 
 __all__ = [
     "Candidate",
@@ -68,6 +69,8 @@ __all__ = [
     "clear_cache",
     "compile_kernel",
     "warmup_kernel",
+    "spec_file",
+    "SpecFile",
     "compile_transfer",
     "coord_table",
     "device_function",

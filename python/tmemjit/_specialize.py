@@ -9,7 +9,8 @@ from typing import Union
 from . import _tmemjit
 from ._tmemjit import Kernel, TransferSpec
 
-__all__ = ["Transfer", "compile_kernel", "device_function"]
+__all__ = ["SpecFile", "Transfer", "compile_kernel", "device_function", "spec_file",
+           "warmup_kernel"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +30,33 @@ class Transfer:
     def __post_init__(self) -> None:
         if not isinstance(self.spec, TransferSpec):
             raise TypeError(f"Transfer.spec must be a TransferSpec, not {type(self.spec).__name__}")
+
+
+@dataclasses.dataclass(frozen=True)
+class SpecFile:
+    """A spec file read with its device-function options (tmemjit.spec_file)."""
+
+    name: Union[str, None]  # the "name" the file gives, or None
+    transfer: Transfer      # the spec with the file's wait / warp_argument / column_argument
+    cta_group: int          # the file's "cta_group", or 1
+    keys: tuple             # the option keys the file names, in the order of the format
+
+
+def spec_file(text: str) -> SpecFile:
+    """Reads one spec file: the TransferSpec JSON (op, scope, tmem, regs[, tmem2, imm]) that may
+    also carry the device function's options, "name", "wait", "warp_argument",
+    "column_argument" and "cta_group" (docs/specialization.md), as `tmemjit specialize
+    --transfer N=SPEC.json` reads it. Raises Error "parse" naming an unknown key and the allowed
+    set. compile_kernel(source, entry, {f.name: f.transfer}, cta_group=f.cta_group) uses it.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if not _tmemjit._have_specialize:
+        raise _unavailable("spec_file")
+    spec, name, wait, warp_argument, column_argument, cta_group, keys = \
+        _tmemjit._parse_spec_file(text)
+    return SpecFile(name, Transfer(spec, wait, warp_argument, column_argument), cta_group,
+                    tuple(keys))
 
 
 def _unavailable(name: str) -> _tmemjit.Error:
