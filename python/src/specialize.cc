@@ -2,6 +2,7 @@
 // user's own kernel. Bound when the library has include/tmem/specialize.h; the package's Python
 // side says so where it does not (tmemjit/_specialize.py).
 #include <algorithm>
+#include <chrono>
 
 #include "bindings.h"
 
@@ -51,7 +52,9 @@ tmem::DeviceFunctionOptions function_options(const std::string& name, tmem::Lang
 }
 
 // (name, spec, wait, warp_argument, column_argument): what tmemjit.compile_kernel hands down.
-using TransferTuple = std::tuple<std::string, tmem::TransferSpec, bool, bool, bool>;
+// The spec by pointer: the Python object's own TransferSpec, not a copy. Its fingerprint is then
+// computed once and kept in it (a copy carries it), so a memory hit does not hash the views again.
+using TransferTuple = std::tuple<std::string, const tmem::TransferSpec*, bool, bool, bool>;
 
 }  // namespace
 
@@ -107,9 +110,14 @@ void bind_specialize(nb::module_& m) {
         kernel_source.entry = entry;
         kernel_source.path = path;
         std::vector<tmem::NamedTransfer> named;
-        for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
-          named.push_back({spec, function_options(name, kernel_source.language, wait, warp_argument,
-                                                  column_argument, cta_group)});
+        named.reserve(transfers.size());
+        for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers) {
+          if (spec == nullptr)
+            raise(tmem::ErrorCode::kUsage, "transfer '" + name + "' has no spec");
+          (void)spec->fingerprint();  // kept in the Python object's spec from now on
+          named.push_back({*spec, function_options(name, kernel_source.language, wait,
+                                                   warp_argument, column_argument, cta_group)});
+        }
         tmem::CompileOptions options =
             compile_options(target, backend, opt_level, line_info, false, keep_dir, extra_options);
         options.cta_group = cta_group;
@@ -125,6 +133,30 @@ void bind_specialize(nb::module_& m) {
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
       "ptx_options"_a, "specialization"_a, "tmemjit.compile_kernel's C++ half; call that instead.");
+  // For python/bench/kernel_hit_bench.py only: the C++ cost of compile_kernel's memory hit on the
+  // same source and specs with a report, timed in C++ in this process, so the benchmark compares
+  // Python and C++ within one run.
+  m.def(
+      "_cxx_kernel_hit_ns",
+      [](const std::string& source, const std::string& entry,
+         const std::vector<TransferTuple>& transfers, int iterations) {
+        tmem::KernelSource kernel_source{tmem::Language::kCuda, source, entry, ""};
+        std::vector<tmem::NamedTransfer> named;
+        for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
+          named.push_back({*spec, function_options(name, tmem::Language::kCuda, wait, warp_argument,
+                                                   column_argument, 1)});
+        const tmem::CompileOptions options;
+        nb::gil_scoped_release release;
+        tmem::CompileReport report;
+        if (!tmem::compile_kernel(kernel_source, named, options, &report)) return -1.0;
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i)
+          if (!tmem::compile_kernel(kernel_source, named, options, &report)) return -1.0;
+        const std::chrono::duration<double, std::nano> elapsed =
+            std::chrono::steady_clock::now() - start;
+        return elapsed.count() / iterations;
+      },
+      "source"_a, "entry"_a, "transfers"_a, "iterations"_a);
   m.def(
       "_parse_spec_file",
       [](const std::string& text) {

@@ -174,9 +174,10 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
     const std::string& include = toolkit_include_dir();
     if (!include.empty()) {
       context.nvrtc.push_back("--include-path=" + include);
-      // CUDA 13 keeps libcu++ (<cuda/std/...>, which CuTe includes) under include/cccl.
-      if (has_header(include + "/cccl", "cuda/std/version"))
-        context.nvrtc.push_back("--include-path=" + include + "/cccl");
+      // CUDA 13 keeps libcu++ (<cuda/std/...>, which CuTe includes) under include/cccl. Looked up
+      // once, as the toolkit's directory is: a memory hit makes no system call for it.
+      static const bool has_cccl = has_header(include + "/cccl", "cuda/std/version");
+      if (has_cccl) context.nvrtc.push_back("--include-path=" + include + "/cccl");
     }
   }
   KeyBuilder key;
