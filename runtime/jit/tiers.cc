@@ -74,9 +74,20 @@ void BackgroundCompiler::loop() {
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.erase(queue_.begin());
+      running_ = true;
     }
     job.run();
+    {
+      std::lock_guard lock(mutex_);
+      running_ = false;
+    }
+    idle_cv_.notify_all();
   }
+}
+
+void BackgroundCompiler::drain() {
+  std::unique_lock lock(mutex_);
+  idle_cv_.wait(lock, [&] { return stopping_ || (queue_.empty() && !running_); });
 }
 
 BackgroundCompiler::~BackgroundCompiler() {

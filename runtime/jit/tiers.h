@@ -49,6 +49,8 @@ class BackgroundCompiler {
   static BackgroundCompiler& instance();
   // `job` runs on the background thread; `dropped` runs instead when the process exits first.
   void post(std::function<void()> job, std::function<void()> dropped = {});
+  // Blocks until no job is queued or running (tests; a host that wants its caches filled).
+  void drain();
   ~BackgroundCompiler();
 
  private:
@@ -60,6 +62,8 @@ class BackgroundCompiler {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<Job> queue_;
+  bool running_ = false;  // a job runs now
+  std::condition_variable idle_cv_;
   bool stopping_ = false;
   std::optional<std::thread> thread_;
 };
