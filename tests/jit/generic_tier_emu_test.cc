@@ -33,11 +33,13 @@ __device__ unsigned int code_of(const int* index, int rank) {
   return v;
 }
 
-extern "C" __global__ void __launch_bounds__(128)
-    probe(unsigned int* out, unsigned int* expect, unsigned int columns) {
+// scope_warp: the warp of a warp-scope transfer (-1: every thread of the block is in the scope).
+extern "C" __global__ void __launch_bounds__(256)
+    probe(unsigned int* out, unsigned int* expect, unsigned int columns, int scope_warp) {
   __shared__ unsigned int base_shared;
-  const unsigned int t = threadIdx.x;
-  if (t / 32 == 0) tmemjit::alloc(&base_shared, columns);
+  const bool in_scope = scope_warp < 0 || threadIdx.x / 32 == static_cast<unsigned int>(scope_warp);
+  const unsigned int t = scope_warp < 0 ? threadIdx.x : threadIdx.x % 32;
+  if (threadIdx.x / 32 == 0) tmemjit::alloc(&base_shared, columns);
   tmemjit::fence_before_sync();
   __syncthreads();
   tmemjit::fence_after_sync();
@@ -51,29 +53,33 @@ extern "C" __global__ void __launch_bounds__(128)
     st_t_coord(t, s, index);
     regs[s] = index[0] < 0 ? 0u : code_of(index, kSt);
   }
-  st_t(base, regs);
+  if (in_scope) st_t(base, regs);
   tmemjit::fence_before_sync();
   __syncthreads();
   tmemjit::fence_after_sync();
   unsigned int back[ld_t_regs];
-  ld_t(base, back);
+  if (in_scope) {
+    ld_t(base, back);
 #pragma unroll
-  for (int s = 0; s < ld_t_regs; ++s) {
-    int index[kLd];
-    ld_t_coord(t, s, index);
-    out[t * ld_t_regs + s] = back[s];
-    expect[t * ld_t_regs + s] = index[0] < 0 ? 0xFFFFFFFFu : code_of(index, kLd);
+    for (int s = 0; s < ld_t_regs; ++s) {
+      int index[kLd];
+      ld_t_coord(t, s, index);
+      out[t * ld_t_regs + s] = back[s];
+      expect[t * ld_t_regs + s] = index[0] < 0 ? 0xFFFFFFFFu : code_of(index, kLd);
+    }
   }
   tmemjit::fence_before_sync();
   __syncthreads();
   tmemjit::fence_after_sync();
-  if (t / 32 == 0) tmemjit::dealloc(base, columns);
+  if (threadIdx.x / 32 == 0) tmemjit::dealloc(base, columns);
 }
 )";
 
 struct Case {
   std::string name;
   TransferSpec store, load;
+  unsigned threads = 128;  // the block
+  int scope_warp = -1;     // warp scope: the warp; -1: the block is the scope
 };
 
 NamedTransfer named(TransferSpec spec, const char* name) {
@@ -97,7 +103,8 @@ std::vector<Case> identity_cases() {
   return cases;
 }
 
-// select's forms for a tile of each of Layouts A-G under each register budget: 128-row layouts
+// select's forms for a tile of each of Layouts A-G under each register budget, and at warp and
+// CTA scope: 128-row layouts
 // (A, D) a row per thread, 64-row ones (B, C, E, F) a row per two threads, Layout G (32 rows) a
 // row per four; and Layout F in 16x256b's register image. A layout and budget select finds no form
 // for is left out (counted below).
@@ -123,6 +130,31 @@ std::vector<Case> select_cases() {
       {"Layout F (16x256b's image)", "tmem_datapath_layout(\"F\",64,64)",
        "tensor((64,64), S[(4,2,8,8,4,2):(32@tid_in_wg,2,4@tid_in_wg,4,1@tid_in_wg,1)], b32)"});
   std::vector<Case> cases;
+  // The other scopes: warp 1 alone (no group strides, its own lane slab) and a CTA of 8 warps
+  // (warps w and w + 4 share a slab: the warpgroup column stride).
+  struct Scoped {
+    const char* name;
+    Scope scope;
+    const char *tmem, *regs;
+    unsigned threads;
+    int warp;
+  };
+  const Scoped scoped[] = {
+      {"warp:1", Scope::warp(1).value(),
+       "tensor((32,64), S[(32,64):(1@TLane,1@TCol)] + 32@TLane, b32)",
+       "tensor((32,64), S[(32,64):(1@laneid,1)], b32)", 128, 1},
+      {"cta:8", Scope::cta(8).value(), "tensor((128,128), S[(128,128):(1@TLane,1@TCol)], b32)",
+       "tensor((128,128), S[(128,2,64):(1@tx,128@tx,1)], b32)", 256, -1}};
+  for (const Scoped& tile : scoped)
+    for (int budget : {0, 32, 16, 8}) {
+      const View tmem = View::parse(tile.tmem).value(), regs = View::parse(tile.regs).value();
+      auto st = select(Direction::kStore, tile.scope, tmem, regs, {budget});
+      auto ld = select(Direction::kLoad, tile.scope, tmem, regs, {budget});
+      if (!st.ok() || !ld.ok()) continue;
+      cases.push_back({std::string(tile.name) + " budget " + std::to_string(budget) + ": " +
+                           ld->spec.op().to_string(),
+                       st->spec, ld->spec, tile.threads, tile.warp});
+    }
   for (const Tile& tile : tiles)
     for (int budget : {0, 32, 16, 8}) {
       auto tmem = View::parse(tile.tmem);
@@ -142,15 +174,17 @@ struct Launched {
   std::vector<std::uint32_t> out, expect;
 };
 
-Launched run(const Kernel& kernel, int regs, unsigned columns) {
+Launched run(const Kernel& kernel, const Case& c, int regs, unsigned columns) {
   Launched result;
-  const size_t words = 128 * static_cast<size_t>(regs);
+  const size_t threads = c.scope_warp >= 0 ? 32 : c.threads;  // the scope's threads
+  const size_t words = threads * static_cast<size_t>(regs);
   auto out = driver::DeviceBuffer::alloc(words * 4).value();
   auto expect = driver::DeviceBuffer::alloc(words * 4).value();
   EXPECT_TRUE(out.fill(0).ok());
-  void* args[] = {out.arg(), expect.arg(), &columns};
+  int scope_warp = c.scope_warp;
+  void* args[] = {out.arg(), expect.arg(), &columns, &scope_warp};
   LaunchConfig config;
-  config.block = {128, 1, 1};
+  config.block = {c.threads, 1, 1};
   Status launched = kernel.launch(config, args);
   EXPECT_TRUE(launched.ok()) << launched.error().full_text();
   auto checked = kernel.emulation_check();
@@ -167,7 +201,7 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
   if (!where.skip.empty()) GTEST_SKIP() << where.skip;
   std::vector<Case> cases = identity_cases();
   const std::vector<Case> selected = select_cases();
-  EXPECT_GE(selected.size(), 16u);  // at least Layouts B, D and F under each budget
+  EXPECT_GE(selected.size(), 24u);  // Layouts B, D, F and the warp and CTA scopes, each budget
   for (const Case& c : selected) cases.push_back(c);
   ASSERT_GT(cases.size(), 60u);
   const KernelSource source{Language::kCuda, kProbe, "probe", "probe.cu"};
@@ -206,8 +240,8 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
     unsigned columns = 32;
     for (const auto& t : compiled.report.transfers)
       columns = std::max(columns, static_cast<unsigned>(t.alloc_columns));
-    const Launched specialized = run(*compiled.specialized, regs, columns);
-    const Launched generic = run(*compiled.generic, regs, columns);
+    const Launched specialized = run(*compiled.specialized, cases[i], regs, columns);
+    const Launched generic = run(*compiled.generic, cases[i], regs, columns);
     int used = 0;
     for (size_t w = 0; w < specialized.out.size(); ++w) {
       if (specialized.expect[w] == 0xFFFFFFFFu) continue;  // a slot the layout leaves unused
