@@ -35,6 +35,9 @@ Result<PreparedTransfers> prepare_transfers(std::span<const NamedTransfer> trans
 // The name the user's source includes.
 inline constexpr std::string_view kTransfersHeader = "tmemjit/transfers.cuh";
 
+// The start of tmemjit/transfers.cuh (both tiers): a first comment line of `title`, the uint32_t
+// the contract's signatures name, and the lifecycle.
+std::string transfers_header_prelude(std::string_view title, int cta_group, Target target);
 // The text of tmemjit/transfers.cuh for `target`: the lifecycle, then every transfer's functions
 // inline (the emulated forms for sm_90).
 std::string transfers_header(const PreparedTransfers& prepared, Target target);
