@@ -453,7 +453,7 @@ Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind
   return lower_to_emulation(*real);
 }
 
-Status check_emulation_status(const EmulationKernel& kernel,
+Status check_emulation_status(std::span<const EmulatedInstruction> checked,
                               std::span<const std::uint32_t> status) {
   for (size_t thread = 0; 2 * thread + 1 < status.size(); ++thread) {
     const std::uint32_t code = status[2 * thread], address = status[2 * thread + 1];
@@ -464,10 +464,10 @@ Status check_emulation_status(const EmulationKernel& kernel,
     const int lane = static_cast<int>(address >> 16), column = static_cast<int>(address & 0xFFFF);
     const std::string where =
         "TMEM address lane " + std::to_string(lane) + ", column " + std::to_string(column);
-    if (code > kernel.checked.size())
+    if (code > checked.size())
       return Error(ErrorCode::kInternal, "emulation: " + who + " reported unknown instruction " +
                                              std::to_string(code) + " at " + where);
-    const EmulatedInstruction& op = kernel.checked[code - 1];
+    const EmulatedInstruction& op = checked[code - 1];
     const std::string head = "emulated " + op.text + " (instruction " +
                              std::to_string(op.body_index) + " of " + op.function + ") by " + who +
                              " at " + where + ": ";

@@ -127,6 +127,8 @@ Result<EmulationKernel> build_emulation_kernel(const Plan& plan, KernelKind kind
 // Reads the status slots of a finished launch (kEmuStatusWords words, or fewer: the first
 // threads' slots). The first violation in thread order is a kRule error naming the instruction,
 // the thread and warp, the TMEM address and the rule it broke; none is success.
-Status check_emulation_status(const EmulationKernel& kernel, std::span<const std::uint32_t> status);
+// `checked` is the kernel's EmulationKernel::checked.
+Status check_emulation_status(std::span<const EmulatedInstruction> checked,
+                              std::span<const std::uint32_t> status);
 
 }  // namespace tmem::kernels

@@ -9,6 +9,7 @@
 #include "kernels/transfer_kernels.h"
 #include "runtime/exec/device_launch.h"
 #include "runtime/exec/executor.h"
+#include "runtime/jit/compile_transfer.h"
 
 namespace tmem {
 namespace {
@@ -36,40 +37,37 @@ class EmuExecutor final : public Executor {
   Device device() const noexcept override { return Device::kEmu; }
   std::string description() const override { return "emu on " + device_launch::describe(info_); }
 
-  Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+  Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
              std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(plan, kind, 1, first, second);
+    return execute(spec, plan, kind, 1, first, second);
   }
   // The pair launches as one cluster of 2 CTAs (sm_90 has clusters and barrier.cluster); each CTA
   // emulates its own TMEM in its own EmulationBuffer.
-  Status run_pair(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+  Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
                   std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(plan, kind, 2, first, second);
+    return execute(spec, plan, kind, 2, first, second);
   }
 
  private:
-  Status execute(const Plan& plan, KernelKind kind, int cta_group,
+  // Compiled by compile_transfer for Target::kSm90 (the emulated harness kernel, cached as any
+  // user's transfer; on a device past 9.x the driver compiles its PTX) and launched by
+  // Kernel::launch, so `tmemjit run` takes the path users take.
+  Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
     if (Status ok =
             device_launch::check_buffers(plan, kind, first.size(), second.size(), cta_group);
         !ok)
       return ok;
-    auto kernel = kernels::build_emulation_kernel(plan, kind, cta_group);
-    if (!kernel) return std::move(kernel).error();
-    auto ptx = ptx::print(kernel->module);
-    if (!ptx) return std::move(ptx).error();
-
     // The device of the current context now, which may differ from the one seen at creation.
     auto info = device_launch::current_device_info();
     if (!info) return std::move(info).error();
     if (Status ok = needs_emulation_device(*info); !ok) return ok;
-    // A sm_90 cubin runs on 9.x; later devices get the PTX, which the driver compiles for them.
-    const auto build = info->compute_capability / 10 == 9 ? device_launch::Build::kCompile
-                                                          : device_launch::Build::kDriverJit;
     CompileOptions options;
     options.target = Target::kSm90;
-    auto function = device_launch::cached_kernel(*ptx, kernels::kernel_name(kind), build, options);
-    if (!function) return std::move(function).error();
+    options.cta_group = cta_group;
+    TransferCompileReport compiled;
+    Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, &compiled);
+    if (!kernel) return std::move(kernel).error();
 
     // One EmulationBuffer per CTA: poisoned TMEM, cleared status slots.
     const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
@@ -90,9 +88,7 @@ class EmuExecutor final : public Executor {
     if (Status ok = buffer->upload(image.data(), image.size() * sizeof(std::uint32_t)); !ok)
       return ok;
 
-    if (Status ok = device_launch::run_harness(*function, Target::kSm90, shape.threads, first,
-                                               second, &*buffer, shape.ctas);
-        !ok)
+    if (Status ok = device_launch::run_harness(*kernel, shape, first, second, &*buffer); !ok)
       return ok;
     // The status slots of CTA c start at word c * kEmuBufferWords; one CTA needs only its own.
     std::vector<std::uint32_t> all(ctas > 1 ? ctas * kernels::kEmuBufferWords
@@ -102,7 +98,7 @@ class EmuExecutor final : public Executor {
     for (size_t c = 0; c < ctas; ++c) {
       const std::span<const std::uint32_t> status(all.data() + c * kernels::kEmuBufferWords,
                                                   2 * static_cast<size_t>(shape.threads));
-      Status checked = kernels::check_emulation_status(*kernel, status);
+      Status checked = kernels::check_emulation_status(compiled.checked, status);
       if (!checked.ok() && ctas > 1) {
         Error error = std::move(checked).error();
         return Error(error.code(), "CTA " + std::to_string(c) + " of the pair: " + error.message(),

@@ -4,6 +4,7 @@
 #include "kernels/transfer_kernels.h"
 #include "runtime/exec/device_launch.h"
 #include "runtime/exec/executor.h"
+#include "tmem/jit.h"
 
 namespace tmem {
 namespace {
@@ -35,19 +36,21 @@ class GpuExecutor final : public Executor {
     return "gpu on " + device_launch::describe(info_) + ", " + std::string(to_string(target_));
   }
 
-  Status run(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+  Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
              std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(plan, kind, 1, first, second);
+    return execute(spec, plan, kind, 1, first, second);
   }
   // A cluster of 2 CTAs with the .cta_group::2 lifecycle (never run: no sm_100 GPU was
   // available; the emu executor runs the same kernel shape on Hopper).
-  Status run_pair(const TransferSpec& /*spec*/, const Plan& plan, KernelKind kind,
+  Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
                   std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(plan, kind, 2, first, second);
+    return execute(spec, plan, kind, 2, first, second);
   }
 
  private:
-  Status execute(const Plan& plan, KernelKind kind, int cta_group,
+  // Compiled by compile_transfer (cached in memory and on disk as any user's transfer) and
+  // launched by Kernel::launch, so `tmemjit run` takes the path users take.
+  Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
     if (Status ok =
             device_launch::check_buffers(plan, kind, first.size(), second.size(), cta_group);
@@ -58,18 +61,13 @@ class GpuExecutor final : public Executor {
     if (!info) return std::move(info).error();
     auto target = target_for(*info);
     if (!target) return std::move(target).error();
-    auto module = kernels::build_kernel(plan, kind, *target, cta_group);
-    if (!module) return std::move(module).error();
-    auto ptx = ptx::print(*module);
-    if (!ptx) return std::move(ptx).error();
     CompileOptions options;
     options.target = *target;
-    auto function = device_launch::cached_kernel(*ptx, kernels::kernel_name(kind),
-                                                 device_launch::Build::kCompile, options);
-    if (!function) return std::move(function).error();
-    const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
-    return device_launch::run_harness(*function, *target, shape.threads, first, second, nullptr,
-                                      shape.ctas);
+    options.cta_group = cta_group;
+    Result<Kernel> kernel = compile_transfer(spec, options, kind);
+    if (!kernel) return std::move(kernel).error();
+    return device_launch::run_harness(*kernel, kernels::launch_shape(plan, kind, cta_group), first,
+                                      second);
   }
 
   driver::DeviceInfo info_;

@@ -27,21 +27,24 @@
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/jit/entry_meta.h"
+#include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
+#include "tmem/code_stats.h"
 
 namespace tmem {
 namespace {
 
-// The compile context of a key: everything but the spec and the kind. Each thread keeps the
-// contexts of the last few options it saw, so a hit with options seen before builds no string.
+// The compile context of a key (runtime/jit/kernel_context.h): everything but the spec and the
+// kind. Each thread keeps the contexts of the last few options it saw, so a hit with options seen
+// before builds no string.
 struct Context {
   bool valid = false;
-  CompileOptions options;                 // as given
-  Backend backend = Backend::kNvJitLink;  // resolved
-  Key128 digest;
+  CompileOptions given;  // the options as the caller gave them: what a hit compares
+  KernelContext context;
 };
 
 constexpr size_t kContextsPerThread = 4;
@@ -51,39 +54,19 @@ struct ThreadContexts {
 };
 thread_local ThreadContexts t_contexts;
 
-Result<const Context*> context_of(const CompileOptions& options) {
+Result<const KernelContext*> context_of(const CompileOptions& options) {
   ThreadContexts& contexts = t_contexts;
-  for (const Context& context : contexts.slots)
-    if (context.valid && context.options == options) return &context;
-  if (options.backend == Backend::kNvrtc)
-    return Error(ErrorCode::kUsage,
-                 "compile_transfer compiles the harness kernels as PTX; backend nvrtc compiles "
-                 "CUDA C++ (kernels::cuda_device_function)",
-                 "use nvjitlink, nvptxcompiler, ptxas, driver or auto");
-  CompileOptions resolved = options;
-  resolved.backend = resolve_backend(options.backend);
-  KeyBuilder key;
-  key.str("context", "compile-transfer");
-  key.integer("format", kCacheKeyFormatVersion);
-  key.str("target", to_string(resolved.target));
-  key.str("backend", to_string(resolved.backend));
-  key.str("options", to_string(resolved));
-  key.integer("extra_options", static_cast<int64_t>(resolved.extra_options.size()));
-  for (const std::string& extra : resolved.extra_options) key.str("extra", extra);
-  key.integer("nvrtc_options", static_cast<int64_t>(resolved.nvrtc_options.size()));
-  for (const std::string& option : resolved.nvrtc_options) key.str("nvrtc", option);
-  key.integer("ptx_options", static_cast<int64_t>(resolved.ptx_options.size()));
-  for (const std::string& option : resolved.ptx_options) key.str("ptx", option);
-  key.str("compiler", compiler_version(resolved.backend));
-  key.str("library", library_build_id());
-  Context& context = contexts.slots[contexts.next];
+  for (const Context& slot : contexts.slots)
+    if (slot.valid && slot.given == options) return &slot.context;
+  Result<KernelContext> made = transfer_context(options);
+  if (!made.ok()) return std::move(made).error();
+  Context& slot = contexts.slots[contexts.next];
   contexts.next = (contexts.next + 1) % kContextsPerThread;
-  context.valid = false;  // stays false if the copy below throws
-  context.options = options;
-  context.backend = resolved.backend;
-  context.digest = key.finish();
-  context.valid = true;
-  return &context;
+  slot.valid = false;  // stays false if the copies below throw
+  slot.given = options;
+  slot.context = std::move(made).value();
+  slot.valid = true;
+  return &slot.context;
 }
 
 void store_le64(std::byte* out, uint64_t value) noexcept {
@@ -132,51 +115,92 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-constexpr std::string_view kLogMarker = "log:\n";
+// The harness kernel as PTX IR for the target: sm_90 gets the emulated kernel and the list of
+// what its status codes name (kernels/emulation_kernels.h).
+struct HarnessModule {
+  ptx::Module module;
+  std::vector<kernels::EmulatedInstruction> checked;
+};
 
-// The compiler log kept at the end of an entry's metadata.
-std::string log_of(const Payload& payload) {
-  const size_t at = payload.meta.find(kLogMarker);
-  return at == std::string::npos ? std::string() : payload.meta.substr(at + kLogMarker.size());
+Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
+                                     const CompileOptions& options) {
+  if (options.target == Target::kSm90) {
+    Result<kernels::EmulationKernel> emulated =
+        kernels::build_emulation_kernel(plan, kind, options.cta_group);
+    if (!emulated.ok()) return std::move(emulated).error();
+    return HarnessModule{std::move(emulated->module), std::move(emulated->checked)};
+  }
+  Result<ptx::Module> module = kernels::build_kernel(plan, kind, options.target, options.cta_group);
+  if (!module.ok()) return std::move(module).error();
+  return HarnessModule{std::move(module).value(), {}};
 }
 
-// The miss path: check, build, print, compile.
-Result<Payload> compile_payload(const TransferSpec& spec, const CompileOptions& options,
-                                Backend backend, KernelKind kind) {
+// The miss path: check, build, print, compile; the entry's metadata is typed JSON (entry_meta.h).
+Result<Payload> compile_payload(const TransferSpec& spec, const KernelContext& context,
+                                KernelKind kind) {
   Result<Plan> plan = check(spec);
   if (!plan.ok()) return std::move(plan).error();
-  Result<ptx::Module> module =
-      kernels::build_kernel(*plan, kind, options.target, options.cta_group);
-  if (!module.ok()) return std::move(module).error();
-  Result<std::string> ptx = ptx::print(*module);
+  Result<HarnessModule> harness = harness_module(*plan, kind, context.ptx);
+  if (!harness.ok()) return std::move(harness).error();
+  Result<std::string> ptx = ptx::print(harness->module);
   if (!ptx.ok()) return std::move(ptx).error();
-  CompileOptions resolved = options;
-  resolved.backend = backend;
-  Result<CompiledModule> compiled = compile_ptx(*ptx, resolved);
+  Result<CompiledModule> compiled = compile_ptx(*ptx, context.ptx);
   if (!compiled.ok()) return std::move(compiled).error();
+  KernelEntryMeta meta;
+  meta.kind = "transfer";
+  meta.entry = kernels::kernel_name(kind);
+  meta.target = to_string(context.ptx.target);
+  meta.backend = to_string(context.options.backend);
+  meta.checked = std::move(harness->checked);
+  if (Result<CodeStats> code = code_stats(compiled->cubin, meta.entry); code.ok())
+    meta.code = std::move(code).value();
+  meta.log = std::move(compiled->log);
   Payload payload;
   payload.blob = std::move(compiled->cubin);
   payload.text = std::move(ptx).value();
-  payload.meta = "entry=" + kernels::kernel_name(kind) +
-                 "\nbackend=" + std::string(to_string(backend)) +
-                 "\ntarget=" + std::string(to_string(options.target)) + "\n" +
-                 std::string(kLogMarker) + compiled->log;
+  payload.meta = meta.to_json();
   return payload;
 }
 
-Result<Kernel> compile_slow(const TransferSpec& spec, const CompileOptions& options,
-                            KernelKind kind, const Context& context, const HitKey& hit_key,
-                            const Key128& key, TransferCompileReport* report) {
+// The handle of an entry: its metadata parsed once, so a memory hit reads it without JSON. An
+// emulated harness kernel keeps its PTX for the driver's JIT on devices an sm_90 cubin does not
+// load on (kernel_impl.h).
+Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
+                                                Target target) {
+  Result<KernelEntryMeta> parsed = KernelEntryMeta::parse(payload->meta);
+  if (!parsed.ok()) return std::move(parsed).error();
+  if (parsed->kind != "transfer")
+    return Error(ErrorCode::kIo,
+                 "cache entry metadata is damaged or from another build: a " + parsed->kind +
+                     " entry under a compile_transfer key",
+                 "tmemjit cache clear removes it; the next call compiles again");
+  auto meta = std::make_shared<const KernelEntryMeta>(std::move(parsed).value());
+  auto impl = std::make_shared<Kernel::Impl>(meta->entry, target, std::move(payload));
+  if (target == Target::kSm90) impl->set_ptx_fallback();
+  impl->set_meta(std::move(meta));
+  return impl;
+}
+
+void fill_report(TransferCompileReport& report, const Kernel::Impl& impl) {
+  if (const KernelEntryMeta* meta = impl.meta()) {
+    report.log = meta->log;
+    report.code = meta->code;
+    report.checked = meta->checked;
+  }
+}
+
+Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& context, KernelKind kind,
+                            const HitKey& hit_key, const Key128& key,
+                            TransferCompileReport* report) {
   ModuleCache& cache = module_cache();
   const uint64_t generation = cache.generation();
-  const Backend backend = context.backend;
   double compile_ms = 0;
   ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
   Result<ModuleCache::Ptr> payload = cache.get_or_compile(
       key,
       [&]() -> Result<Payload> {
         const auto start = std::chrono::steady_clock::now();
-        Result<Payload> made = compile_payload(spec, options, backend, kind);
+        Result<Payload> made = compile_payload(spec, context, kind);
         compile_ms = ms_since(start);
         return made;
       },
@@ -186,10 +210,11 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const CompileOptions& opti
     report->compile_ms = compile_ms;
   }
   if (!payload.ok()) return std::move(payload).error();
-  if (report != nullptr) report->log = log_of(**payload);
-  auto impl = std::make_shared<Kernel::Impl>(kernels::kernel_name(kind), options.target, *payload);
-  if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl));
-  return Kernel(kernel_table().insert(hit_key, generation, std::move(impl)));
+  Result<std::shared_ptr<Kernel::Impl>> impl = make_impl(*payload, context.options.target);
+  if (!impl.ok()) return std::move(impl).error();
+  if (report != nullptr) fill_report(*report, **impl);
+  if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl).value());
+  return Kernel(kernel_table().insert(hit_key, generation, std::move(impl).value()));
 }
 
 std::string version_text(std::string_view backend, std::optional<std::string> version) {
@@ -273,14 +298,14 @@ std::string_view to_string(ModuleCache::Lookup lookup) noexcept {
 
 Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
                                   KernelKind kind) {
-  Result<const Context*> context = context_of(options);
+  Result<const KernelContext*> context = context_of(options);
   if (!context.ok()) return std::move(context).error();
   return key_of(spec.fingerprint(), kind, (*context)->digest);
 }
 
 Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const CompileOptions& options,
                                          KernelKind kind, TransferCompileReport* report) {
-  Result<const Context*> context = context_of(options);
+  Result<const KernelContext*> context = context_of(options);
   if (!context.ok()) return std::move(context).error();
   const HitKey hit_key{spec.fingerprint(), (*context)->digest, kind};
   ModuleCache& cache = module_cache();
@@ -289,10 +314,10 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
       cache.count_hit();
       if (report != nullptr) {
         report->key = key_of(hit_key.spec, kind, hit_key.context);
-        report->backend = (*context)->backend;
+        report->backend = (*context)->options.backend;
         report->lookup = ModuleCache::Lookup::kMemoryHit;
         report->compile_ms = 0;
-        report->log = log_of(hit->payload());
+        fill_report(*report, *hit);
       }
       return Kernel(std::move(hit));
     }
@@ -301,9 +326,9 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
   const Key128 key = key_of(hit_key.spec, kind, hit_key.context);
   if (report != nullptr) {
     report->key = key;
-    report->backend = (*context)->backend;
+    report->backend = (*context)->options.backend;
   }
-  return compile_slow(spec, options, kind, **context, hit_key, key, report);
+  return compile_slow(spec, **context, kind, hit_key, key, report);
 }
 
 CacheSource source_of(ModuleCache::Lookup lookup) noexcept {
@@ -341,6 +366,7 @@ Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& 
     report->compile_ms = info.compile_ms;
     report->key = info.key.hex();
     report->log = info.log;
+    report->code = info.code;
     report->entry = kernels::kernel_name(kind);
   }
   return kernel;
@@ -354,7 +380,7 @@ Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& 
 Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options, KernelKind kind) {
   if (specs.empty()) return std::monostate{};
   // Options errors are the same for every spec: report them once, as themselves.
-  if (Result<const Context*> context = context_of(options); !context.ok())
+  if (Result<const KernelContext*> context = context_of(options); !context.ok())
     return std::move(context).error();
 
   std::vector<std::optional<Error>> errors(specs.size());
@@ -416,14 +442,9 @@ Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind,
                                  const CompileOptions& options) {
   Result<Plan> plan = check(spec);
   if (!plan.ok()) return std::move(plan).error();
-  if (options.target == Target::kSm90) {
-    auto kernel = kernels::build_emulation_kernel(*plan, kind, options.cta_group);
-    if (!kernel.ok()) return std::move(kernel).error();
-    return ptx::print(kernel->module);
-  }
-  auto module = kernels::build_kernel(*plan, kind, options.target, options.cta_group);
-  if (!module.ok()) return std::move(module).error();
-  return ptx::print(*module);
+  Result<HarnessModule> harness = harness_module(*plan, kind, options);
+  if (!harness.ok()) return std::move(harness).error();
+  return ptx::print(harness->module);
 }
 
 }  // namespace tmem

@@ -4,7 +4,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "kernels/emulation_kernels.h"
 #include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
 #include "runtime/support/hash.h"
@@ -34,6 +36,10 @@ struct TransferCompileReport {
   Backend backend = Backend::kNvJitLink;  // the resolved backend
   double compile_ms = 0;  // the compile this call ran (check, build, print, compiler); else 0
   std::string log;        // the compiler's log kept with the entry (also after a disk hit)
+  CodeStats code;         // the kernel's code, read from its cubin when it was compiled
+  // Target::kSm90: what the emulated harness kernel's status codes name (code k + 1 is
+  // checked[k], kernels::check_emulation_status); empty for other targets.
+  std::vector<kernels::EmulatedInstruction> checked;
 };
 // Who answered a lookup, as CompileReport says it (kUncached is a compile).
 CacheSource source_of(ModuleCache::Lookup lookup) noexcept;

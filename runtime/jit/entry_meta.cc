@@ -25,14 +25,24 @@ std::string KernelEntryMeta::to_json() const {
                               {"regs_per_thread", t.regs_per_thread},
                               {"instructions_per_warp", t.instructions_per_warp},
                               {"alloc_columns", t.alloc_columns}});
+  json checked_json = json::array();
+  for (const kernels::EmulatedInstruction& op : checked)
+    checked_json.push_back({{"text", op.text},
+                            {"function", op.function},
+                            {"body_index", op.body_index},
+                            {"access", op.access},
+                            {"rows", op.rows},
+                            {"columns", op.columns},
+                            {"alloc_columns", op.alloc_columns}});
   const json doc = {{"format", kFormat},
-                    {"kind", "kernel"},
+                    {"kind", kind},
                     {"entry", entry},
                     {"target", target},
                     {"backend", backend},
                     {"emulated", emulated},
                     {"transfers", transfers_json},
                     {"instructions", instructions},
+                    {"checked", checked_json},
                     {"warnings", warnings},
                     {"headers", headers},
                     {"include_files", include_files},
@@ -58,10 +68,13 @@ Result<KernelEntryMeta> KernelEntryMeta::parse(std::string_view text) {
   if (too_deep) return damaged("nested more than " + std::to_string(kMaxDepth) + " levels");
   if (doc.is_discarded() || !doc.is_object()) return damaged("not a JSON object");
   try {
-    if (doc.value("format", 0) != kFormat || doc.value("kind", "") != "kernel")
+    if (doc.value("format", 0) != kFormat)
       return damaged("format " + doc.value("format", json(0)).dump() + ", this library reads " +
                      std::to_string(kFormat));
     KernelEntryMeta meta;
+    meta.kind = doc.at("kind").get<std::string>();
+    if (meta.kind != "kernel" && meta.kind != "transfer")
+      return damaged("kind " + json(meta.kind).dump() + ", neither \"kernel\" nor \"transfer\"");
     meta.entry = doc.at("entry").get<std::string>();
     meta.target = doc.at("target").get<std::string>();
     meta.backend = doc.at("backend").get<std::string>();
@@ -72,6 +85,11 @@ Result<KernelEntryMeta> KernelEntryMeta::parse(std::string_view text) {
                                 t.at("instructions_per_warp").get<int>(),
                                 t.at("alloc_columns").get<int>()});
     meta.instructions = doc.at("instructions").get<std::vector<std::string>>();
+    for (const json& op : doc.at("checked"))
+      meta.checked.push_back({op.at("text").get<std::string>(),
+                              op.at("function").get<std::string>(), op.at("body_index").get<int>(),
+                              op.at("access").get<bool>(), op.at("rows").get<int>(),
+                              op.at("columns").get<int>(), op.at("alloc_columns").get<int>()});
     meta.warnings = doc.at("warnings").get<std::vector<std::string>>();
     meta.headers = doc.at("headers").get<std::string>();
     meta.include_files = doc.at("include_files").get<int>();

@@ -1,12 +1,13 @@
-// The metadata a cache entry of compile_kernel keeps beside its cubin: typed and versioned, stored
-// as JSON, so a hit (memory, disk or remote) fills the same report the compile did and nothing
-// parses free text.
+// The metadata a cache entry of compile_kernel or compile_transfer keeps beside its cubin: typed
+// and versioned, stored as JSON, so a hit (memory, disk or remote) fills the same report the
+// compile did and nothing parses free text.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernels/emulation_kernels.h"
 #include "tmem/code_stats.h"
 #include "tmem/compile.h"
 #include "tmem/result.h"
@@ -15,7 +16,10 @@ namespace tmem {
 
 struct KernelEntryMeta {
   // Bumped whenever a field changes meaning; an entry of another version does not parse.
-  static constexpr int kFormat = 1;
+  static constexpr int kFormat = 2;
+
+  // Which call wrote the entry: "kernel" (compile_kernel) or "transfer" (compile_transfer).
+  std::string kind = "kernel";
 
   std::string entry;      // the kernel's name in the cubin
   std::string target;     // to_string(Target)
@@ -23,6 +27,9 @@ struct KernelEntryMeta {
   bool emulated = false;  // sm_90: the Kernel binds emulated TMEM at each launch
   std::vector<CompileReport::Transfer> transfers;
   std::vector<std::string> instructions;  // emulation: status code k + 1 describes instructions[k]
+  // compile_transfer's emulated harness kernels (sm_90): status code k + 1 is checked[k]
+  // (kernels::check_emulation_status).
+  std::vector<kernels::EmulatedInstruction> checked;
   std::vector<std::string> warnings;
   std::string headers;  // CompileReport::headers of the compile
   int include_files = 0;

@@ -48,12 +48,28 @@ std::optional<std::vector<std::string>> elf_entries(std::span<const char> image)
 
 }  // namespace
 
+Result<std::vector<char>> Kernel::Impl::load_image() const {
+  if (ptx_fallback_ && target_ == Target::kSm90 && !payload_->text.empty()) {
+    Result<int> device = driver::current_device();
+    if (!device.ok()) return std::move(device).error();
+    Result<driver::DeviceInfo> info = driver::device_info(*device);
+    if (!info.ok()) return std::move(info).error();
+    if (info->compute_capability / 10 != 9) {
+      std::vector<char> ptx(payload_->text.begin(), payload_->text.end());
+      ptx.push_back('\0');  // cuLibraryLoadData takes PTX as a NUL-terminated string
+      return ptx;
+    }
+  }
+  return payload_->blob;
+}
+
 Result<void*> Kernel::Impl::kernel() {
   if (void* loaded_kernel = function_.load(std::memory_order_acquire)) return loaded_kernel;
   std::lock_guard lock(load_mutex_);
   if (void* loaded_kernel = function_.load(std::memory_order_acquire)) return loaded_kernel;
-  const std::vector<char>& cubin = payload_->blob;
-  Result<driver::LoadedLibrary> library = driver::LoadedLibrary::load(cubin, target_);
+  Result<std::vector<char>> image = load_image();
+  if (!image.ok()) return std::move(image).error();
+  Result<driver::LoadedLibrary> library = driver::LoadedLibrary::load(*image, target_);
   if (!library.ok()) return std::move(library).error();
   Result<void*> handle = library->kernel(entry_);
   if (!handle.ok()) return std::move(handle).error();

@@ -91,6 +91,33 @@ bool has_header(const std::string& dir, const char* header) {
   return !dir.empty() && ::stat((dir + "/" + header).c_str(), &info) == 0;
 }
 
+// The one key builder of both calls' contexts (docs/cache.md §Keys): which call compiles, the key
+// format, the target, the resolved backend, the PTX compile's options as text and each list
+// element on its own (so "a b" and "a", "b" differ), the compilers' versions, NVRTC's options in
+// order and libtmemjit's build.
+Key128 context_digest(std::string_view call, const KernelContext& context, bool cuda) {
+  KeyBuilder key;
+  key.str("context", call);
+  key.integer("format", kCacheKeyFormatVersion);
+  key.str("target", to_string(context.options.target));
+  key.str("backend", to_string(context.options.backend));
+  key.str("ptx compile", to_string(context.ptx));
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+      {"extra option", &context.ptx.extra_options},
+      {"ptx option", &context.ptx.ptx_options},
+      {"nvrtc option", &context.nvrtc}};
+  for (const auto& [what, list] : lists) {
+    key.integer(what, static_cast<int64_t>(list->size()));
+    for (const std::string& option : *list) key.str(what, option);
+  }
+  key.str("compiler", context.nvrtc_compiles ? compiler_version(Backend::kNvrtc)
+                                             : compiler_version(context.options.backend));
+  key.integer("nvrtc compiles", context.nvrtc_compiles ? 1 : 0);
+  if (cuda) key.str("front end", compiler_version(Backend::kNvrtc));
+  key.str("library", library_build_id());
+  return key.finish();
+}
+
 }  // namespace
 
 const std::string& toolkit_include_dir() {
@@ -180,22 +207,7 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
       if (has_cccl) context.nvrtc.push_back("--include-path=" + include + "/cccl");
     }
   }
-  KeyBuilder key;
-  key.str("context", "compile-kernel");
-  key.integer("format", kCacheKeyFormatVersion);
-  key.str("target", to_string(context.options.target));
-  key.str("backend", to_string(context.options.backend));
-  key.str("ptx compile", to_string(context.ptx));
-  key.integer("ptx options", static_cast<int64_t>(context.ptx.ptx_options.size()));
-  for (const std::string& option : context.ptx.ptx_options) key.str("ptx option", option);
-  key.str("compiler", context.nvrtc_compiles ? compiler_version(Backend::kNvrtc)
-                                             : compiler_version(context.options.backend));
-  key.integer("nvrtc compiles", context.nvrtc_compiles ? 1 : 0);
-  if (cuda) key.str("front end", compiler_version(Backend::kNvrtc));
-  key.integer("nvrtc options", static_cast<int64_t>(context.nvrtc.size()));
-  for (const std::string& option : context.nvrtc) key.str("nvrtc option", option);
-  key.str("library", library_build_id());
-  context.digest = key.finish();
+  context.digest = context_digest("compile-kernel", context, cuda);
   return context;
 }
 
@@ -279,6 +291,22 @@ Key128 kernel_key(const KernelSource& source, std::span<const NamedTransfer> tra
     key.str("language", to_string(t.options.language));
   }
   return key.finish();
+}
+
+Result<KernelContext> transfer_context(const CompileOptions& given) {
+  if (given.backend == Backend::kNvrtc)
+    return Error(ErrorCode::kUsage,
+                 "compile_transfer compiles the harness kernels as PTX; backend nvrtc compiles "
+                 "CUDA C++ (kernels::cuda_device_function)",
+                 "use nvjitlink, nvptxcompiler, ptxas, driver or auto");
+  KernelContext context;
+  context.options = given;
+  context.options.backend = resolve_backend(given.backend);
+  // The harness kernels are PTX: every list goes to the PTX compile as given.
+  context.ptx = context.options;
+  context.nvrtc = given.nvrtc_options;
+  context.digest = context_digest("compile-transfer", context, /*cuda=*/false);
+  return context;
 }
 
 }  // namespace tmem

@@ -1,6 +1,6 @@
-// compile_kernel's context: where each option goes (NVRTC or the PTX compiler), the library's
-// defaults, the options checked before any compile, and the cache key, whose every field is
-// listed in kernel_key (docs/cache.md).
+// The compile context of compile_kernel and compile_transfer: where each option goes (NVRTC or
+// the PTX compiler), the library's defaults, the options checked before any compile, and the
+// cache key, whose every field is listed in kernel_key (docs/cache.md).
 #pragma once
 
 #include <span>
@@ -26,6 +26,10 @@ struct KernelContext {
   bool nvrtc_compiles = false;
   Key128 digest;  // every option, compiler version and the library build
 };
+
+// compile_transfer's context: the harness kernels are PTX, so `ptx` is the options as given (with
+// the backend resolved) and NVRTC runs no front end. kUsage for backend nvrtc.
+Result<KernelContext> transfer_context(const CompileOptions& options);
 
 // kUsage for a backend that compiles no PTX (nvrtc), an architecture among the NVRTC options
 // (the target is CompileOptions::target), NVRTC options for a PTX source, or an empty option.

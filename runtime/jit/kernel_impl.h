@@ -63,6 +63,10 @@ class Kernel::Impl {
     return *this;
   }
 
+  // The payload's text is PTX the driver may compile instead of the cubin: an sm_90 cubin loads
+  // only on 9.x, while the emulation runs on any device of compute capability 9.0 or later.
+  void set_ptx_fallback() noexcept { ptx_fallback_ = true; }
+
   void set_emulation(std::vector<std::string> instructions) {
     emulated_ = true;
     instructions_ = std::move(instructions);
@@ -75,6 +79,9 @@ class Kernel::Impl {
   Result<std::vector<std::string>> emulation_check();
 
  private:
+  // What kernel() hands the driver: the cubin, or the PTX where set_ptx_fallback() applies.
+  Result<std::vector<char>> load_image() const;
+
   std::string entry_;
   Target target_;
   std::shared_ptr<const Payload> payload_;
@@ -89,6 +96,7 @@ class Kernel::Impl {
   std::vector<std::pair<std::string, std::vector<std::uint32_t>>> descriptors_;
   std::vector<int> described_devices_;  // guarded by load_mutex_
   std::shared_ptr<TierSwitch> tiers_;
+  bool ptx_fallback_ = false;
   bool emulated_ = false;
   std::vector<std::string> instructions_;
   std::mutex emulation_mutex_;  // guards the buffers below

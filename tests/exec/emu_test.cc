@@ -5,7 +5,8 @@
 
 #include "common/executor_checks.h"
 #include "common/executor_skip.h"
-#include "runtime/exec/device_launch.h"
+#include "tmem/cache.h"
+#include "tmem/jit.h"
 
 namespace {
 
@@ -78,16 +79,25 @@ TEST_F(Emu, FillCopiesEveryCellThroughTheRawPath) {
   EXPECT_TRUE(tmemjit_test::run_and_check(executor, spec, plan, KernelKind::kFill, 7));
 }
 
+// The executor compiles through compile_transfer: its second run is a memory hit of the module
+// cache users share, and the kernel it ran is the one compile_transfer hands a user.
 TEST_F(Emu, SecondRunOfAKernelIsACacheHit) {
   EMU_OR_SKIP();
   const auto spec = spec_of(tmemjit_test::seed_split(true));
   const auto plan = tmem::check(spec).value();
   ASSERT_TRUE(tmemjit_test::run_and_check(executor, spec, plan, KernelKind::kRoundtrip, 11));
-  const auto before = tmem::device_launch::cache_stats();
+  const tmem::CacheStats before = tmem::cache_stats();
   ASSERT_TRUE(tmemjit_test::run_and_check(executor, spec, plan, KernelKind::kRoundtrip, 12));
-  const auto after = tmem::device_launch::cache_stats();
+  const tmem::CacheStats after = tmem::cache_stats();
   EXPECT_EQ(after.hits, before.hits + 1);
   EXPECT_EQ(after.misses, before.misses);
+  tmem::CompileOptions options;
+  options.target = tmem::Target::kSm90;
+  tmem::CompileReport report;
+  auto kernel = tmem::compile_transfer(spec, options, KernelKind::kRoundtrip, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().message();
+  EXPECT_EQ(report.cache, tmem::CacheSource::kMemory);
+  EXPECT_TRUE(kernel->loaded()) << "the executor's launch loaded this very handle";
 }
 
 TEST_F(Emu, WrongBufferSizeIsAUsageError) {

@@ -26,6 +26,7 @@
 #include "common/spec_fixtures.h"
 #include "runtime/cache/disk.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/jit/entry_meta.h"
 #include "tmem/cache.h"
 #include "tmem/jit.h"
 #include "tmem/opcode.h"
@@ -423,6 +424,69 @@ TEST_F(CompileTransfer, KindsAndTargetsAreSeparateEntries) {
   EXPECT_NE(other_target->ptx(), roundtrip->ptx());
   EXPECT_EQ(cache_stats().misses, 3u);
   EXPECT_EQ(disk_cache_usage()->entries, 3u);
+}
+
+// Target::kSm90 is the emulated harness kernel (what the emu executor runs): the PTX transfer_ptx
+// gives, no tcgen05 left, and the list its status codes name, kept with the entry so a disk hit
+// (another process) decodes a violation as the compile did.
+TEST_F(CompileTransfer, Sm90CompilesTheEmulatedHarnessAndKeepsWhatItsStatusCodesName) {
+  const TransferSpec spec = seed();
+  CompileOptions options;
+  options.target = Target::kSm90;
+  TransferCompileReport report;
+  Result<Kernel> kernel = compile_transfer_reported(spec, options, KernelKind::kRoundtrip, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(kernel->target(), Target::kSm90);
+  EXPECT_EQ(std::string(kernel->ptx()),
+            transfer_ptx(spec, KernelKind::kRoundtrip, Target::kSm90).value());
+  EXPECT_NE(kernel->ptx().find(".target sm_90\n"), std::string_view::npos);
+  EXPECT_NE(kernel->ptx().find(kernels::kEmuParam), std::string_view::npos);
+  ASSERT_FALSE(report.checked.empty());
+  EXPECT_TRUE(report.checked.front().text.starts_with("tcgen05.st")) << report.checked.front().text;
+  EXPECT_GT(report.code.instructions, 0);
+  const std::vector<kernels::EmulatedInstruction> compiled = report.checked;
+
+  // Memory dropped, disk kept (as another process sees it): the entry read from disk.
+  ASSERT_TRUE(clear_cache(false).ok());
+  TransferCompileReport from_disk;
+  ASSERT_TRUE(compile_transfer_reported(spec, options, KernelKind::kRoundtrip, &from_disk).ok());
+  EXPECT_EQ(from_disk.lookup, ModuleCache::Lookup::kDiskHit);
+  ASSERT_EQ(from_disk.checked.size(), compiled.size());
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    EXPECT_EQ(from_disk.checked[i].text, compiled[i].text);
+    EXPECT_EQ(from_disk.checked[i].body_index, compiled[i].body_index);
+    EXPECT_EQ(from_disk.checked[i].alloc_columns, compiled[i].alloc_columns);
+  }
+  EXPECT_EQ(from_disk.code, report.code);
+}
+
+// Entry metadata is typed JSON (runtime/jit/entry_meta.h): an entry whose metadata is the old
+// free text, another format or compile_kernel's kind is a clear kIo error, never a parse of
+// whatever is there.
+TEST_F(CompileTransfer, MetadataThatDoesNotParseIsAClearError) {
+  const TransferSpec spec = seed();
+  const Key128 key = transfer_cache_key(spec, {}, KernelKind::kRoundtrip).value();
+  KernelEntryMeta kernel_meta;
+  kernel_meta.entry = "tmem_roundtrip";
+  for (const std::string& meta :
+       {std::string("entry=tmem_roundtrip\nbackend=ptxas\ntarget=sm_100a\nlog:\n"),
+        std::string("{\"format\": 1, \"kind\": \"transfer\"}"), kernel_meta.to_json()}) {
+    SCOPED_TRACE(meta);
+    ASSERT_TRUE(clear_cache(true).ok());
+    auto stored = module_cache().get_or_compile(key, [&]() -> Result<Payload> {
+      Payload payload;
+      payload.blob = {'x'};
+      payload.meta = meta;
+      return payload;
+    });
+    ASSERT_TRUE(stored.ok());
+    Result<Kernel> kernel = compile_transfer(spec);
+    ASSERT_FALSE(kernel.ok());
+    EXPECT_EQ(kernel.error().code(), ErrorCode::kIo) << kernel.error().full_text();
+    EXPECT_NE(kernel.error().message().find("cache entry metadata is damaged"), std::string::npos)
+        << kernel.error().message();
+  }
+  ASSERT_TRUE(clear_cache(true).ok());
 }
 
 TEST_F(CompileTransfer, WarmupCompilesEachKeyOnceThenEverythingHits) {

@@ -195,7 +195,7 @@ tmem::kernels::EmulationKernel fake_kernel() {
 
 TEST(EmulationStatus, NoViolationIsSuccess) {
   std::vector<std::uint32_t> status(2 * 128, 0);
-  EXPECT_TRUE(tmem::kernels::check_emulation_status(fake_kernel(), status).ok());
+  EXPECT_TRUE(tmem::kernels::check_emulation_status(fake_kernel().checked, status).ok());
 }
 
 TEST(EmulationStatus, TheFirstThreadsViolationNamesTheRule) {
@@ -203,7 +203,7 @@ TEST(EmulationStatus, TheFirstThreadsViolationNamesTheRule) {
   status[2 * 70] = 1;  // thread 70, warp 2 (slab 64-95): lanes 88-103 cross the slab
   status[2 * 70 + 1] = (88u << 16) | 8u;
   status[2 * 90] = 2;
-  auto lanes = tmem::kernels::check_emulation_status(fake_kernel(), status);
+  auto lanes = tmem::kernels::check_emulation_status(fake_kernel().checked, status);
   ASSERT_FALSE(lanes.ok());
   EXPECT_EQ(lanes.error().code(), tmem::ErrorCode::kRule);
   EXPECT_EQ(
@@ -213,19 +213,19 @@ TEST(EmulationStatus, TheFirstThreadsViolationNamesTheRule) {
       "address lane 88, column 8: rule R17: lanes 88-103 are outside warp 2's lane slab 64-95");
   status[2 * 70 + 1] = (80u << 16) | 62u;
   EXPECT_EQ(
-      tmem::kernels::check_emulation_status(fake_kernel(), status).error().message(),
+      tmem::kernels::check_emulation_status(fake_kernel().checked, status).error().message(),
       "emulated tcgen05.st.sync.aligned.16x64b.x2.b32 (instruction 30 of tmem_store) by thread 70 "
       "(warp 2) at TMEM "
       "address lane 80, column 62: rule R19: columns 62-65 are outside the 64 allocated columns");
   status[2 * 70] = 0;
   status[2 * 90 + 1] = 5;
-  EXPECT_EQ(tmem::kernels::check_emulation_status(fake_kernel(), status).error().message(),
+  EXPECT_EQ(tmem::kernels::check_emulation_status(fake_kernel().checked, status).error().message(),
             "emulated tcgen05.dealloc (instruction 60 of tmem_store) by thread 90 (warp 2) at TMEM "
             "address lane 0, column "
             "5: rule R23: dealloc of an address that alloc did not return (it returned lane 0, "
             "column 0)");
   status[2 * 90] = 3;
-  EXPECT_EQ(tmem::kernels::check_emulation_status(fake_kernel(), status).error().code(),
+  EXPECT_EQ(tmem::kernels::check_emulation_status(fake_kernel().checked, status).error().code(),
             tmem::ErrorCode::kInternal);
 }
 

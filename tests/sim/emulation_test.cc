@@ -36,7 +36,8 @@ class EmulationOnSimulator final : public tmem::Executor {
     if (auto ran = tmem::sim::run_kernel(kernel->module, "", config, params, memory); !ran.ok())
       return ran;
     return tmem::kernels::check_emulation_status(
-        *kernel, std::span<const std::uint32_t>(buffer).first(tmem::kernels::kEmuStatusWords));
+        kernel->checked,
+        std::span<const std::uint32_t>(buffer).first(tmem::kernels::kEmuStatusWords));
   }
   // The CTA pair as the emu executor runs it: a cluster of 2 CTAs, one EmulationBuffer each.
   tmem::Status run_pair(const tmem::TransferSpec&, const tmem::Plan& plan, KernelKind kind,
@@ -60,8 +61,9 @@ class EmulationOnSimulator final : public tmem::Executor {
       return ran;
     for (size_t c = 0; c < 2; ++c)
       if (auto ok = tmem::kernels::check_emulation_status(
-              *kernel, std::span<const std::uint32_t>(buffer).subspan(
-                           c * tmem::kernels::kEmuBufferWords, tmem::kernels::kEmuStatusWords));
+              kernel->checked,
+              std::span<const std::uint32_t>(buffer).subspan(c * tmem::kernels::kEmuBufferWords,
+                                                             tmem::kernels::kEmuStatusWords));
           !ok.ok())
         return ok;
     return std::monostate{};
