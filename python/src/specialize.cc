@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "call_memo.h"
 #include "tmem/compile.h"
 #include "tmem/specialize.h"
 #define TMEMJIT_PY_HAVE_SPECIALIZE 1
@@ -55,6 +56,14 @@ tmem::DeviceFunctionOptions function_options(const std::string& name, tmem::Lang
 // The spec by pointer: the Python object's own TransferSpec, not a copy. Its fingerprint is then
 // computed once and kept in it (a copy carries it), so a memory hit does not hash the views again.
 using TransferTuple = std::tuple<std::string, const tmem::TransferSpec*, bool, bool, bool>;
+
+PyKernel run_prepared(const PreparedCall& call) {
+  auto report = std::make_shared<tmem::CompileReport>();
+  tmem::Kernel kernel = without_gil([&] {
+    return tmem::compile_kernel(call.source, call.transfers, call.options, report.get());
+  });
+  return PyKernel{.kernel = std::move(kernel), .report = std::move(report)};
+}
 
 }  // namespace
 
@@ -103,36 +112,63 @@ void bind_specialize(nb::module_& m) {
          const std::string& target, const std::string& backend, int opt_level, bool line_info,
          const std::string& keep_dir, const std::vector<std::string>& extra_options, int cta_group,
          const std::string& path, const std::vector<std::string>& nvrtc_options,
-         const std::vector<std::string>& ptx_options, const std::string& specialization) {
-        tmem::KernelSource kernel_source;
-        kernel_source.language = parse_language(language);
-        kernel_source.text = source;
-        kernel_source.entry = entry;
-        kernel_source.path = path;
-        std::vector<tmem::NamedTransfer> named;
-        named.reserve(transfers.size());
+         const std::vector<std::string>& ptx_options, const std::string& specialization,
+         nb::tuple call) {
+        auto prepared = std::make_shared<PreparedCall>();
+        prepared->source.language = parse_language(language);
+        prepared->source.text = source;
+        prepared->source.entry = entry;
+        prepared->source.path = path;
+        prepared->transfers.reserve(transfers.size());
         for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers) {
           if (spec == nullptr)
             raise(tmem::ErrorCode::kUsage, "transfer '" + name + "' has no spec");
           (void)spec->fingerprint();  // kept in the Python object's spec from now on
-          named.push_back({*spec, function_options(name, kernel_source.language, wait,
-                                                   warp_argument, column_argument, cta_group)});
+          prepared->transfers.push_back(
+              {*spec, function_options(name, prepared->source.language, wait, warp_argument,
+                                       column_argument, cta_group)});
         }
-        tmem::CompileOptions options =
+        tmem::CompileOptions& options = prepared->options;
+        options =
             compile_options(target, backend, opt_level, line_info, false, keep_dir, extra_options);
         options.cta_group = cta_group;
         options.nvrtc_options = nvrtc_options;
         options.ptx_options = ptx_options;
         // Parsed here, as backend= is: a wrong name is Error "usage" naming the allowed set.
         options.specialization = unwrap(tmem::parse_specialization(specialization));
-        auto report = std::make_shared<tmem::CompileReport>();
-        tmem::Kernel kernel = without_gil(
-            [&] { return tmem::compile_kernel(kernel_source, named, options, report.get()); });
-        return PyKernel{.kernel = std::move(kernel), .report = std::move(report)};
+        // Checked and converted: a later call with the same objects skips both (call_memo.h).
+        if (call.size() == kCallArguments) {
+          nb::handle arguments[kCallArguments];
+          for (std::size_t i = 0; i < kCallArguments; ++i) arguments[i] = call[i];
+          remember(arguments, prepared);
+        }
+        return run_prepared(*prepared);
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
-      "ptx_options"_a, "specialization"_a, "tmemjit.compile_kernel's C++ half; call that instead.");
+      "ptx_options"_a, "specialization"_a, "call"_a,
+      "tmemjit.compile_kernel's C++ half; call that instead. `call` is compile_kernel's own\n"
+      "arguments, remembered for _compile_kernel_again.");
+  m.def(
+      "_compile_kernel_again",
+      [](nb::handle source, nb::handle entry, nb::handle transfers, nb::handle language,
+         nb::handle target, nb::handle backend, nb::handle opt_level, nb::handle line_info,
+         nb::handle keep_dir, nb::handle extra_options, nb::handle cta_group, nb::handle path,
+         nb::handle nvrtc_options, nb::handle ptx_options,
+         nb::handle specialization) -> nb::object {
+        const nb::handle arguments[kCallArguments] = {
+            source,    entry,     transfers,     language,    target,
+            backend,   opt_level, line_info,     keep_dir,    extra_options,
+            cta_group, path,      nvrtc_options, ptx_options, specialization};
+        std::shared_ptr<const PreparedCall> prepared = recall(arguments);
+        if (!prepared) return nb::none();
+        return nb::cast(run_prepared(*prepared));
+      },
+      "tmemjit.compile_kernel's fast path: the kernel of a call made before with the same\n"
+      "objects (call_memo.h), or None.");
+  m.def("_forget_calls", &forget_calls,
+        "Drops the remembered compile_kernel calls (at exit, and for tests).");
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&forget_calls));
   // For python/bench/kernel_hit_bench.py only: the C++ cost of compile_kernel's memory hit on the
   // same source and specs with a report, timed in C++ in this process, so the benchmark compares
   // Python and C++ within one run.

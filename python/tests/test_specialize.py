@@ -121,6 +121,39 @@ def test_compile_kernel_names_the_users_file_in_the_compilers_messages():
 
 
 @needs_specialize
+def test_a_repeated_call_is_answered_by_what_the_arguments_are_now():
+    # compile_kernel remembers a few calls by their objects (python/src/call_memo.h), so a repeat
+    # skips the checks and conversions; what changed since must still count, and a bad call is
+    # never remembered.
+    tmemjit._tmemjit._forget_calls()
+    store, load = seed_specs.layout_b(), seed_specs.layout_b(store=False)
+    transfers = {"acc_store": store}
+    first = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", transfers)
+    again = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", transfers)
+    assert again.report.cache == "memory" and again.ptx == first.ptx
+    # The same text read again (another str object) is the same call.
+    text = "".join(list(CUDA_KERNEL))
+    assert text is not CUDA_KERNEL
+    assert tmemjit.compile_kernel(text, "epilogue", transfers).report.cache == "memory"
+    # The dict mutated in place: another transfer, another kernel.
+    transfers["acc_load"] = load
+    other = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", transfers)
+    assert other.report.cache == "miss" and other.report.key != first.report.key
+    assert any("acc_load" in warning for warning in other.report.warnings)
+    # An option list mutated in place reaches the compiler.
+    options = []
+    tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", transfers, nvrtc_options=options)
+    options.append("--no-such-option")
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", transfers, nvrtc_options=options)
+    assert error.value.code == "usage" and "--no-such-option" in error.value.message
+    # A bad call raises every time: it was never remembered.
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", {"acc_store": "not a spec"})
+
+
+@needs_specialize
 def test_compile_kernel_report_says_where_the_kernel_came_from():
     # An autotuner's bookkeeping: which call compiled, what the front end cost and what was reused.
     # Renamed per run so no earlier test's cache entry answers.

@@ -112,6 +112,14 @@ def compile_kernel(source: str, entry: str,
     asked for was not returned. Raises Error: a transfer's rule error, "usage" for a wrong
     option, or "toolchain" with the compiler log.
     """
+    if _tmemjit._have_specialize:
+        # The same objects as an earlier call: its checks and conversions stand (call_memo.h).
+        kernel = _tmemjit._compile_kernel_again(source, entry, transfers, language, target,
+                                                backend, opt_level, line_info, keep_dir,
+                                                extra_options, cta_group, path, nvrtc_options,
+                                                ptx_options, specialization)
+        if kernel is not None:
+            return kernel
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
     if not isinstance(entry, str):
@@ -137,9 +145,11 @@ def compile_kernel(source: str, entry: str,
         rows.append((name, value.spec, value.wait, value.warp_argument, value.column_argument))
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
+    call = (source, entry, transfers, language, target, backend, opt_level, line_info, keep_dir,
+            extra_options, cta_group, path, nvrtc_options, ptx_options, specialization)
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
                                     line_info, keep_dir, list(extra_options), cta_group, path,
-                                    list(nvrtc_options), list(ptx_options), specialization)
+                                    list(nvrtc_options), list(ptx_options), specialization, call)
 
 
 def warmup_kernel(source: str, entry: str,

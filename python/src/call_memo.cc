@@ -1,0 +1,152 @@
+// The memo of compile_kernel calls (call_memo.h): a few entries, matched by identity first.
+#include "call_memo.h"
+
+#include <array>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+namespace tmemjit_py {
+namespace {
+
+// Enough for an autotuner that alternates between a few layouts; matching is a linear scan.
+constexpr std::size_t kEntries = 8;
+
+bool is_container(std::size_t index) {
+  return index == kTransfers || index == kExtraOptions || index == kNvrtcOptions ||
+         index == kPtxOptions;
+}
+
+// The same object, or an equal value of an immutable scalar type (a str read again from a file).
+bool same(PyObject* a, PyObject* b) {
+  if (a == b) return true;
+  if (Py_TYPE(a) != Py_TYPE(b)) return false;
+  if (!PyUnicode_CheckExact(a) && !PyLong_CheckExact(a)) return false;
+  const int equal = PyObject_RichCompareBool(a, b, Py_EQ);
+  if (equal < 0) PyErr_Clear();
+  return equal == 1;
+}
+
+// An exact list or tuple as its items (borrowed); nullopt for anything else.
+std::optional<std::vector<PyObject*>> items_of(nb::handle sequence) {
+  PyObject* object = sequence.ptr();
+  std::vector<PyObject*> items;
+  if (PyList_CheckExact(object)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(object); ++i)
+      items.push_back(PyList_GET_ITEM(object, i));
+  } else if (PyTuple_CheckExact(object)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(object); ++i)
+      items.push_back(PyTuple_GET_ITEM(object, i));
+  } else {
+    return std::nullopt;
+  }
+  return items;
+}
+
+struct Entry {
+  std::array<nb::object, kCallArguments> arguments;  // the scalars, and each container itself
+  std::vector<std::pair<nb::object, nb::object>> transfers;  // (name, value), in order
+  std::array<std::vector<nb::object>, 3> options;            // extra, nvrtc, ptx: their items
+  std::shared_ptr<const PreparedCall> prepared;
+};
+
+std::vector<nb::object>& options_of(Entry& entry, std::size_t index) {
+  return entry.options[index == kExtraOptions ? 0 : index == kNvrtcOptions ? 1 : 2];
+}
+
+bool same_transfers(const Entry& entry, nb::handle given) {
+  PyObject* dict = given.ptr();
+  if (!PyDict_CheckExact(dict) ||
+      PyDict_Size(dict) != static_cast<Py_ssize_t>(entry.transfers.size()))
+    return false;
+  Py_ssize_t position = 0;
+  PyObject *name = nullptr, *value = nullptr;
+  for (const auto& [stored_name, stored_value] : entry.transfers) {
+    if (!PyDict_Next(dict, &position, &name, &value)) return false;
+    if (!same(stored_name.ptr(), name) || stored_value.ptr() != value) return false;
+  }
+  return true;
+}
+
+bool same_options(const std::vector<nb::object>& stored, nb::handle given) {
+  const std::optional<std::vector<PyObject*>> items = items_of(given);
+  if (!items || items->size() != stored.size()) return false;
+  for (std::size_t i = 0; i < stored.size(); ++i)
+    if (!same(stored[i].ptr(), (*items)[i])) return false;
+  return true;
+}
+
+bool matches(Entry& entry, const nb::handle (&arguments)[kCallArguments]) {
+  for (std::size_t i = 0; i < kCallArguments; ++i) {
+    const bool equal = i == kTransfers   ? same_transfers(entry, arguments[i])
+                       : is_container(i) ? same_options(options_of(entry, i), arguments[i])
+                                         : same(entry.arguments[i].ptr(), arguments[i].ptr());
+    if (!equal) return false;
+  }
+  return true;
+}
+
+// The entry for these arguments, or nullopt when a container is not of a kind that can match.
+std::optional<Entry> snapshot(const nb::handle (&arguments)[kCallArguments]) {
+  Entry entry;
+  for (std::size_t i = 0; i < kCallArguments; ++i) entry.arguments[i] = nb::borrow(arguments[i]);
+  PyObject* dict = arguments[kTransfers].ptr();
+  if (!PyDict_CheckExact(dict)) return std::nullopt;
+  Py_ssize_t position = 0;
+  PyObject *name = nullptr, *value = nullptr;
+  while (PyDict_Next(dict, &position, &name, &value))
+    entry.transfers.emplace_back(nb::borrow(name), nb::borrow(value));
+  for (std::size_t i : {kExtraOptions, kNvrtcOptions, kPtxOptions}) {
+    const std::optional<std::vector<PyObject*>> items = items_of(arguments[i]);
+    if (!items) return std::nullopt;
+    for (PyObject* item : *items) options_of(entry, i).push_back(nb::borrow(item));
+  }
+  return entry;
+}
+
+struct Memo {
+  std::mutex mutex;  // the GIL guards it too; this keeps a free-threaded interpreter safe
+  std::array<std::optional<Entry>, kEntries> entries;
+  std::size_t next = 0;  // the entry to replace next
+};
+
+// Never destroyed: its references are dropped by forget_calls() before the interpreter ends.
+Memo& memo() {
+  static Memo* instance = new Memo;
+  return *instance;
+}
+
+}  // namespace
+
+std::shared_ptr<const PreparedCall> recall(const nb::handle (&arguments)[kCallArguments]) {
+  Memo& calls = memo();
+  std::lock_guard lock(calls.mutex);
+  for (std::optional<Entry>& entry : calls.entries)
+    if (entry && matches(*entry, arguments)) return entry->prepared;
+  return nullptr;
+}
+
+void remember(const nb::handle (&arguments)[kCallArguments],
+              std::shared_ptr<const PreparedCall> prepared) {
+  std::optional<Entry> entry = snapshot(arguments);
+  if (!entry) return;
+  entry->prepared = std::move(prepared);
+  Memo& calls = memo();
+  std::optional<Entry> replaced;  // released after the lock: dropping references runs Python code
+  {
+    std::lock_guard lock(calls.mutex);
+    replaced = std::exchange(calls.entries[calls.next], std::move(entry));
+    calls.next = (calls.next + 1) % kEntries;
+  }
+}
+
+void forget_calls() {
+  Memo& calls = memo();
+  std::array<std::optional<Entry>, kEntries> dropped;
+  {
+    std::lock_guard lock(calls.mutex);
+    dropped = std::exchange(calls.entries, {});
+  }
+}
+
+}  // namespace tmemjit_py
