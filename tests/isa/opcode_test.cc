@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "tmem/rule.h"
+
 namespace {
 
 using tmem::Direction;
@@ -182,6 +184,135 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"tcgen05.ld.sync.aligned.b32.32x32b.x1", "", "out of order"},
         Rejection{"tcgen05.ld.sync.aligned.32x32b.x1.foo.b32", "", ".foo"},
         Rejection{"", "", "tcgen05"}));
+
+// Each message of the parser word for word, one input per branch of the grammar, so that a change
+// to how the qualifiers are read cannot change what users see.
+TEST(Opcode, ParseErrorsWordForWord) {
+  struct Case {
+    const char* text;
+    const char* rule;  // tmem::to_string(Error::rule())
+    const char* message;
+  };
+  const Case kCases[] = {
+      {"tcgen06.ld.sync.aligned.32x32b.x1.b32", "none",
+       "invalid opcode 'tcgen06.ld.sync.aligned.32x32b.x1.b32': expected it to start with "
+       "'tcgen05.', got 'tcgen06'"},
+      {"tcgen05.", "none",
+       "invalid opcode 'tcgen05.': missing the operation after 'tcgen05.'; expected ld or st"},
+      {"tcgen05.cp.sync.aligned.32x32b.x1.b32", "R1",
+       "invalid opcode 'tcgen05.cp.sync.aligned.32x32b.x1.b32': operation '.cp' is not a TMEM "
+       "transfer; expected ld or st (rule R1)"},
+      {"tcgen05.st.red.sync.aligned.32x32b.x2.min.f32", "R14",
+       "invalid opcode 'tcgen05.st.red.sync.aligned.32x32b.x2.min.f32': tcgen05.st has no '.red'; "
+       "the load with reduction is tcgen05.ld.red (rule R14)"},
+      {"tcgen05.ld.sync..aligned.32x32b.x1.b32", "none",
+       "invalid opcode 'tcgen05.ld.sync..aligned.32x32b.x1.b32': empty qualifier (two dots in a "
+       "row or a final dot)"},
+      {"tcgen05.ld.sync.aligned.32x32b.x2.min.b32", "R14",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x2.min.b32': qualifier '.min' belongs to "
+       "tcgen05.ld.red (load with reduction); the form is "
+       "tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].TYPE (rule R14)"},
+      {"tcgen05.ld.sync.aligned.32x32b.x1.xor.b32", "R14",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x1.xor.b32': qualifier '.xor' belongs to "
+       "tcgen05.ld.red (load with reduction); the form is "
+       "tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].TYPE (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.add.f32", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.add.f32': reduction '.add' is not "
+       "allowed; tcgen05.ld.red takes '.min' or '.max' (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.max.max.f32", "none",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.max.max.f32': qualifier '.max' "
+       "appears twice"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.max.bf16", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.max.bf16': type '.bf16' is not "
+       "allowed; tcgen05.ld.red takes '.f32', '.u32' or '.s32' (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.pack::16b.max.f32", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.pack::16b.max.f32': '.pack::16b' is "
+       "not allowed on tcgen05.ld.red; it loads 32-bit values without packing (rule R14)"},
+      {"tcgen05.ld.sync.sync.aligned.32x32b.x1.b32", "none",
+       "invalid opcode 'tcgen05.ld.sync.sync.aligned.32x32b.x1.b32': qualifier '.sync' appears "
+       "twice"},
+      {"tcgen05.st.sync.aligned.32x32b.x1.pack::16b.b32", "R6",
+       "invalid opcode 'tcgen05.st.sync.aligned.32x32b.x1.pack::16b.b32': '.pack::16b' is not "
+       "allowed on tcgen05.st; st takes '.unpack::16b' or nothing (rule R6)"},
+      {"tcgen05.ld.sync.aligned.32x32b.x1.unpack::16b.b32", "R6",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x1.unpack::16b.b32': '.unpack::16b' is not "
+       "allowed on tcgen05.ld; ld takes '.pack::16b' or nothing (rule R6)"},
+      {"tcgen05.st.sync.aligned.32x32b.x1.unpack::32b.b32", "R6",
+       "invalid opcode 'tcgen05.st.sync.aligned.32x32b.x1.unpack::32b.b32': unknown packing "
+       "'.unpack::32b'; allowed: '.unpack::16b' (rule R6)"},
+      {"tcgen05.ld.sync.aligned.32x32b.x1.b8", "R7",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x1.b8': type '.b8' is not allowed; "
+       "tcgen05.ld/st take only '.b32' (rule R7)"},
+      {"tcgen05.ld.sync.aligned.32x32b.x1.x2.b32", "none",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x1.x2.b32': qualifier '.x2' appears twice"},
+      {"tcgen05.ld.sync.aligned.32x32b.x6.b32", "R3",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x6.b32': '.x6' is not a repetition count; "
+       "allowed: .x1, .x2, .x4, .x8, .x16, .x32, .x64, .x128 (rule R3)"},
+      {"tcgen05.ld.sync.aligned.32x32b.16x64b.x1.b32", "none",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.16x64b.x1.b32': qualifier '.16x64b' appears "
+       "twice"},
+      {"tcgen05.ld.sync.aligned.128x256b.x1.b32", "R2",
+       "invalid opcode 'tcgen05.ld.sync.aligned.128x256b.x1.b32': shape '.128x256b' belongs to "
+       "tcgen05.cp, not ld/st; allowed: .32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2 (rule R2)"},
+      {"tcgen05.ld.sync.aligned.33x32b.x1.b32", "R2",
+       "invalid opcode 'tcgen05.ld.sync.aligned.33x32b.x1.b32': unknown shape '.33x32b'; allowed: "
+       ".32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2 (rule R2)"},
+      {"tcgen05.st.sync.aligned.32x32b.x1.u64.b32", "none",
+       "invalid opcode 'tcgen05.st.sync.aligned.32x32b.x1.u64.b32': unknown qualifier '.u64'; the "
+       "form is tcgen05.st.sync.aligned.SHAPE.xN[.unpack::16b].b32"},
+      {"tcgen05.ld.aligned.32x32b.x1.b32", "R8",
+       "invalid opcode 'tcgen05.ld.aligned.32x32b.x1.b32': missing '.sync' (rule R8)"},
+      {"tcgen05.ld.sync.32x32b.x1.b32", "R8",
+       "invalid opcode 'tcgen05.ld.sync.32x32b.x1.b32': missing '.aligned'; the PTX ISA requires "
+       "it on tcgen05.ld/st even though ptxas 13.0 accepts its absence (rule R8)"},
+      {"tcgen05.ld.sync.aligned.x1.b32", "R2",
+       "invalid opcode 'tcgen05.ld.sync.aligned.x1.b32': missing shape; allowed: .32x32b, .16x64b, "
+       ".16x128b, .16x256b, .16x32bx2 (rule R2)"},
+      {"tcgen05.ld.sync.aligned.32x32b.b32", "R3",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.b32': missing repetition count '.xN'; "
+       "allowed: .x1, .x2, .x4, .x8, .x16, .x32, .x64, .x128 (rule R3)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.f32", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.f32': missing the reduction '.min' "
+       "or '.max' (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.min", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.min': missing type '.f32', '.u32' or "
+       "'.s32' (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.16x64b.x2.min.f32", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.16x64b.x2.min.f32': shape '.16x64b' is not "
+       "allowed on tcgen05.ld.red; allowed: .32x32b, .16x32bx2 (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x1.min.f32", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x1.min.f32': '.x1' is not allowed on "
+       "tcgen05.ld.red; allowed: .x2 to .x128 (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.u32", "R14",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.u32': '.abs' is not allowed "
+       "with type '.u32'; '.abs' and '.NaN' take '.f32' only (rule R14)"},
+      {"tcgen05.ld.red.sync.aligned.32x32b.min.x2.f32", "none",
+       "invalid opcode 'tcgen05.ld.red.sync.aligned.32x32b.min.x2.f32': qualifiers out of order; "
+       "the form is "
+       "tcgen05.ld.red.sync.aligned.{32x32b|16x32bx2}.xN.{min|max}[.abs][.NaN].{f32|u32|s32}"},
+      {"tcgen05.ld.sync.aligned.32x32b.x1", "R7",
+       "invalid opcode 'tcgen05.ld.sync.aligned.32x32b.x1': missing type '.b32' (rule R7)"},
+      {"tcgen05.ld.sync.aligned.16x256b.x64.b32", "R4",
+       "invalid opcode 'tcgen05.ld.sync.aligned.16x256b.x64.b32': '.x64' with shape '.16x256b' "
+       "needs 256 registers per thread, above the limit of 128 registers per tcgen05.ld (allowed "
+       "for .16x256b: .x1 to .x32) (rule R4)"},
+      {"tcgen05.st.sync.aligned.32x32b.b32.x1", "none",
+       "invalid opcode 'tcgen05.st.sync.aligned.32x32b.b32.x1': qualifiers out of order; the form "
+       "is tcgen05.st.sync.aligned.SHAPE.xN[.unpack::16b].b32"},
+  };
+  for (const Case& c : kCases) {
+    auto op = Opcode::parse(c.text);
+    ASSERT_FALSE(op.ok()) << c.text << " was accepted";
+    EXPECT_EQ(op.error().code(), tmem::ErrorCode::kOpcode) << c.text;
+    EXPECT_STREQ(tmem::to_string(op.error().rule()), c.rule) << c.text;
+    EXPECT_EQ(op.error().message(), c.message);
+  }
+  auto too_long = Opcode::parse(std::string(257, 'x'));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error().code(), tmem::ErrorCode::kLimit);
+  EXPECT_EQ(too_long.error().message(),
+            "opcode text of 257 bytes is longer than 256; a tcgen05.ld/st opcode has at most 53");
+}
 
 TEST(Opcode, OperandRulesR5AndR9) {
   auto split = Opcode::parse("tcgen05.ld.sync.aligned.16x32bx2.x4.b32").value();
