@@ -94,6 +94,326 @@ std::optional<std::string> reduce_field_error(Shape shape, int num, const Reduct
   return std::nullopt;
 }
 
+// --- The qualifier grammar of Opcode::parse (docs/tcgen05-rules.md §Syntax) ---
+
+// Where a qualifier is recorded: each at most once, and the order of the form is checked on these
+// positions at the end.
+enum class Slot { kSync, kAligned, kShape, kNum, kPack, kType, kRedOp, kAbs, kNaN, kCount };
+
+// Which forms a row of kQualifiers applies to.
+enum class Form {
+  kAny,
+  kIfReduce,    // read in tcgen05.ld.red only; in ld/st the token falls through to later rows
+  kReduceOnly,  // tcgen05.ld.red's own; in ld/st it is refused as belonging to ld.red
+  kLoad,        // .pack::16b: tcgen05.ld only (rule R6)
+  kStore,       // .unpack::16b: tcgen05.st only (rule R6)
+};
+
+// Why a row refuses its token; kAccept: it does not.
+enum class Refusal { kAccept, kReduction, kReduceType, kReducePacking, kPacking, kType };
+
+struct QualifierRow {
+  std::string_view text;
+  bool prefix = false;  // the row matches every token starting with `text`
+  Form form = Form::kAny;
+  Slot slot = Slot::kCount;
+  Refusal refusal = Refusal::kAccept;
+  void (*apply)(Reduction&) = nullptr;  // what an accepted qualifier sets on tcgen05.ld.red
+};
+
+constexpr QualifierRow accept(std::string_view text, Form form, Slot slot,
+                              void (*apply)(Reduction&) = nullptr) {
+  return {text, false, form, slot, Refusal::kAccept, apply};
+}
+constexpr QualifierRow refuse(std::string_view text, Form form, Refusal why) {
+  return {text, false, form, Slot::kCount, why};
+}
+constexpr QualifierRow refuse_prefix(std::string_view text, Form form, Refusal why) {
+  return {text, true, form, Slot::kCount, why};
+}
+
+// One row per qualifier after tcgen05.{ld|st}[.red]; the first row that matches a token decides,
+// so the ld.red rows (rule R14) come before the ld/st rows (rules R6-R8) that share a spelling.
+// Shapes (kShapes) and .xN are read after the table.
+constexpr std::array kQualifiers = {
+    accept("min", Form::kReduceOnly, Slot::kRedOp, [](Reduction& r) { r.op = ReductionOp::kMin; }),
+    accept("max", Form::kReduceOnly, Slot::kRedOp, [](Reduction& r) { r.op = ReductionOp::kMax; }),
+    refuse("add", Form::kReduceOnly, Refusal::kReduction),
+    refuse("and", Form::kReduceOnly, Refusal::kReduction),
+    refuse("or", Form::kReduceOnly, Refusal::kReduction),
+    refuse("xor", Form::kReduceOnly, Refusal::kReduction),
+    accept("abs", Form::kReduceOnly, Slot::kAbs, [](Reduction& r) { r.abs = true; }),
+    accept("NaN", Form::kReduceOnly, Slot::kNaN, [](Reduction& r) { r.nan = true; }),
+    accept("f32", Form::kIfReduce, Slot::kType, [](Reduction& r) { r.type = ReductionType::kF32; }),
+    accept("u32", Form::kIfReduce, Slot::kType, [](Reduction& r) { r.type = ReductionType::kU32; }),
+    accept("s32", Form::kIfReduce, Slot::kType, [](Reduction& r) { r.type = ReductionType::kS32; }),
+    refuse("b32", Form::kIfReduce, Refusal::kReduceType),
+    refuse("b16", Form::kIfReduce, Refusal::kReduceType),
+    refuse("b64", Form::kIfReduce, Refusal::kReduceType),
+    refuse("f16", Form::kIfReduce, Refusal::kReduceType),
+    refuse("bf16", Form::kIfReduce, Refusal::kReduceType),
+    refuse("f64", Form::kIfReduce, Refusal::kReduceType),
+    refuse("u64", Form::kIfReduce, Refusal::kReduceType),
+    refuse("s64", Form::kIfReduce, Refusal::kReduceType),
+    refuse_prefix("pack::", Form::kIfReduce, Refusal::kReducePacking),
+    refuse_prefix("unpack::", Form::kIfReduce, Refusal::kReducePacking),
+    accept("sync", Form::kAny, Slot::kSync),
+    accept("aligned", Form::kAny, Slot::kAligned),
+    accept("pack::16b", Form::kLoad, Slot::kPack),
+    accept("unpack::16b", Form::kStore, Slot::kPack),
+    refuse_prefix("pack::", Form::kAny, Refusal::kPacking),
+    refuse_prefix("unpack::", Form::kAny, Refusal::kPacking),
+    accept("b32", Form::kAny, Slot::kType),
+    refuse("b16", Form::kAny, Refusal::kType),
+    refuse("b64", Form::kAny, Refusal::kType),
+    refuse("f32", Form::kAny, Refusal::kType),
+    refuse("u32", Form::kAny, Refusal::kType),
+    refuse("s32", Form::kAny, Refusal::kType),
+    refuse("f16", Form::kAny, Refusal::kType),
+    refuse("b8", Form::kAny, Refusal::kType),
+    refuse("f64", Form::kAny, Refusal::kType),
+};
+
+// The fields of a parsed opcode, from which Opcode::parse builds it.
+struct OpcodeFields {
+  Direction direction = Direction::kLoad;
+  Shape shape = Shape::k32x32b;
+  int num = 0;
+  bool packed = false;
+  std::optional<Reduction> reduction;
+};
+
+// Reads one opcode text: the head tcgen05.{ld|st}[.red], one qualifier at a time, then the
+// presence and order of the qualifiers the form needs.
+class OpcodeParser {
+ public:
+  explicit OpcodeParser(std::string_view text) : text_(text) { pos_.fill(-1); }
+
+  Result<OpcodeFields> parse() {
+    if (auto e = read_head()) return *e;
+    for (int i = red_ ? 3 : 2; i < static_cast<int>(tokens_.size()); ++i)
+      if (auto e = read_qualifier(i)) return *e;
+    if (auto e = check_common()) return *e;
+    return red_ ? finish_reduce() : finish_plain();
+  }
+
+ private:
+  Error error(const std::string& what, Rule rule = Rule::kNone) const {
+    return opcode_error(text_, what, rule);
+  }
+  int& pos(Slot slot) { return pos_[static_cast<size_t>(slot)]; }
+  std::string plain_form() const {
+    return std::string("tcgen05.") + std::string(tmem::to_string(direction_)) +
+           ".sync.aligned.SHAPE.xN" +
+           (direction_ == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") + ".b32";
+  }
+
+  // Splits on '.' and reads tcgen05, the direction and .red.
+  std::optional<Error> read_head() {
+    // "pack::16b" has no dot, so every qualifier is one token.
+    for (size_t start = 0;;) {
+      size_t dot = text_.find('.', start);
+      tokens_.push_back(text_.substr(start, dot == std::string_view::npos ? dot : dot - start));
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+    if (tokens_[0] != "tcgen05")
+      return error("expected it to start with 'tcgen05.', got '" + std::string(tokens_[0]) + "'");
+    if (tokens_.size() < 2 || tokens_[1].empty())
+      return error("missing the operation after 'tcgen05.'; expected ld or st");
+    if (tokens_[1] == "ld") {
+      direction_ = Direction::kLoad;
+    } else if (tokens_[1] == "st") {
+      direction_ = Direction::kStore;
+    } else {
+      return error("operation '." + std::string(tokens_[1]) +
+                       "' is not a TMEM transfer; expected ld or st (rule R1)",
+                   Rule::kLdOrSt);
+    }
+    // tcgen05.ld.red: .red directly after ld (PTX ISA 8.8, docs/tcgen05-rules.md §Syntax); there
+    // is no st.red.
+    red_ = tokens_.size() > 2 && tokens_[2] == "red";
+    if (red_ && direction_ == Direction::kStore)
+      return error(
+          "tcgen05.st has no '.red'; the load with reduction is tcgen05.ld.red "
+          "(rule R14)",
+          Rule::kLoadReduceForm);
+    return std::nullopt;
+  }
+
+  const QualifierRow* find_row(std::string_view token) const {
+    for (const QualifierRow& row : kQualifiers) {
+      if (row.form == Form::kIfReduce && !red_) continue;
+      if (row.prefix ? token.starts_with(row.text) : token == row.text) return &row;
+    }
+    return nullptr;
+  }
+
+  std::optional<Error> read_qualifier(int i) {
+    const std::string_view token = tokens_[static_cast<size_t>(i)];
+    if (token.empty()) return error("empty qualifier (two dots in a row or a final dot)");
+    if (const QualifierRow* row = find_row(token)) return read_row(*row, token, i);
+    if (token.size() > 1 && token[0] == 'x' && parse_int(token.substr(1)))
+      return read_num(token, i);
+    return read_shape(token, i);
+  }
+
+  std::optional<Error> read_row(const QualifierRow& row, std::string_view token, int i) {
+    if (row.form == Form::kReduceOnly && !red_)
+      return error("qualifier '." + std::string(token) +
+                       "' belongs to tcgen05.ld.red (load with reduction); the form is "
+                       "tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].TYPE "
+                       "(rule R14)",
+                   Rule::kLoadReduceForm);
+    if (row.refusal != Refusal::kAccept) return refusal(row.refusal, token);
+    if (pos(row.slot) >= 0) return duplicate(token);
+    const bool wrong_direction = (row.form == Form::kLoad && direction_ != Direction::kLoad) ||
+                                 (row.form == Form::kStore && direction_ != Direction::kStore);
+    if (wrong_direction)
+      return error("'." + std::string(token) + "' is not allowed on tcgen05." +
+                       std::string(tmem::to_string(direction_)) + "; " +
+                       (direction_ == Direction::kLoad ? "ld takes '.pack::16b' or nothing"
+                                                       : "st takes '.unpack::16b' or nothing") +
+                       " (rule R6)",
+                   Rule::kPackModeOfDirection);
+    pos(row.slot) = i;
+    if (row.apply) row.apply(reduction_);
+    return std::nullopt;
+  }
+
+  Error duplicate(std::string_view token) const {
+    return error("qualifier '." + std::string(token) + "' appears twice");
+  }
+
+  Error refusal(Refusal why, std::string_view token) const {
+    const std::string quoted = "'." + std::string(token) + "'";
+    switch (why) {
+      case Refusal::kReduction:
+        return error("reduction " + quoted +
+                         " is not allowed; tcgen05.ld.red takes '.min' or '.max' (rule R14)",
+                     Rule::kLoadReduceForm);
+      case Refusal::kReduceType:
+        return error("type " + quoted +
+                         " is not allowed; tcgen05.ld.red takes '.f32', '.u32' or '.s32' "
+                         "(rule R14)",
+                     Rule::kLoadReduceForm);
+      case Refusal::kReducePacking:
+        return error(quoted +
+                         " is not allowed on tcgen05.ld.red; it loads 32-bit values "
+                         "without packing (rule R14)",
+                     Rule::kLoadReduceForm);
+      case Refusal::kPacking:
+        return error("unknown packing " + quoted + "; allowed: " +
+                         (direction_ == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
+                         " (rule R6)",
+                     Rule::kPackModeOfDirection);
+      case Refusal::kType:
+      case Refusal::kAccept:
+        break;
+    }
+    return error("type " + quoted + " is not allowed; tcgen05.ld/st take only '.b32' (rule R7)",
+                 Rule::kTypeB32);
+  }
+
+  // .xN (rule R3).
+  std::optional<Error> read_num(std::string_view token, int i) {
+    if (pos(Slot::kNum) >= 0) return duplicate(token);
+    num_ = *parse_int(token.substr(1));
+    if (!is_power_of_two_num(num_))
+      return error("'." + std::string(token) + "' is not a repetition count; allowed: " +
+                       std::string(kNumList) + " (rule R3)",
+                   Rule::kNumPowerOfTwo);
+    pos(Slot::kNum) = i;
+    return std::nullopt;
+  }
+
+  // A shape of kShapes (rule R2), or the error for any other token.
+  std::optional<Error> read_shape(std::string_view token, int i) {
+    for (const auto& entry : kShapes) {
+      if (entry.name != token) continue;
+      if (pos(Slot::kShape) >= 0) return duplicate(token);
+      shape_ = entry.shape;
+      pos(Slot::kShape) = i;
+      return std::nullopt;
+    }
+    if (std::ranges::find(kCopyShapes, token) != kCopyShapes.end())
+      return error("shape '." + std::string(token) +
+                       "' belongs to tcgen05.cp, not ld/st; allowed: " + std::string(kShapeList) +
+                       " (rule R2)",
+                   Rule::kKnownShape);
+    if (token[0] >= '0' && token[0] <= '9')
+      return error("unknown shape '." + std::string(token) +
+                       "'; allowed: " + std::string(kShapeList) + " (rule R2)",
+                   Rule::kKnownShape);
+    return error("unknown qualifier '." + std::string(token) + "'; the form is " + plain_form());
+  }
+
+  // Qualifiers every form needs (rules R2, R3, R8).
+  std::optional<Error> check_common() {
+    if (pos(Slot::kSync) < 0) return error("missing '.sync' (rule R8)", Rule::kSyncAligned);
+    if (pos(Slot::kAligned) < 0)
+      return error(
+          "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
+          "though ptxas 13.0 accepts its absence (rule R8)",
+          Rule::kSyncAligned);
+    if (pos(Slot::kShape) < 0)
+      return error("missing shape; allowed: " + std::string(kShapeList) + " (rule R2)",
+                   Rule::kKnownShape);
+    if (pos(Slot::kNum) < 0)
+      return error(
+          "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)",
+          Rule::kNumPowerOfTwo);
+    return std::nullopt;
+  }
+
+  Result<OpcodeFields> finish_reduce() {
+    if (pos(Slot::kRedOp) < 0)
+      return error("missing the reduction '.min' or '.max' (rule R14)", Rule::kLoadReduceForm);
+    if (pos(Slot::kType) < 0)
+      return error("missing type '.f32', '.u32' or '.s32' (rule R14)", Rule::kLoadReduceForm);
+    if (auto problem = reduce_field_error(shape_, num_, reduction_))
+      return error(*problem + " (rule R14)", Rule::kLoadReduceForm);
+    // Order: .sync/.aligned, shape, .xN, then .redOp, .abs, .NaN and the type in any order (ptxas
+    // 13.0 accepts each order; the ISA text and its example differ: docs/tcgen05-rules.md
+    // §Targets).
+    const int pos_type = pos(Slot::kType);
+    const int last_sync = std::max(pos(Slot::kSync), pos(Slot::kAligned));
+    const int first_reduce =
+        std::min({pos(Slot::kRedOp), pos_type, pos(Slot::kAbs) < 0 ? pos_type : pos(Slot::kAbs),
+                  pos(Slot::kNaN) < 0 ? pos_type : pos(Slot::kNaN)});
+    if (last_sync > pos(Slot::kShape) || pos(Slot::kShape) > pos(Slot::kNum) ||
+        pos(Slot::kNum) > first_reduce)
+      return error("qualifiers out of order; the form is " + std::string(kReduceForm));
+    return OpcodeFields{direction_, shape_, num_, false, reduction_};
+  }
+
+  Result<OpcodeFields> finish_plain() {
+    if (pos(Slot::kType) < 0) return error("missing type '.b32' (rule R7)", Rule::kTypeB32);
+    if (auto problem = field_error(direction_, shape_, num_))
+      return error(*problem + " (rule R4)", Rule::kAtMost128Registers);
+    // Order: .sync/.aligned (either order), shape, then .xN and pack (either order, as ptxas
+    // accepts), and the type last.
+    const int pos_num = pos(Slot::kNum), pos_pack = pos(Slot::kPack);
+    const int last_sync = std::max(pos(Slot::kSync), pos(Slot::kAligned));
+    const int first_after_shape = pos_pack >= 0 ? std::min(pos_num, pos_pack) : pos_num;
+    const int last_before_type = std::max(pos_num, pos_pack);
+    if (last_sync > pos(Slot::kShape) || pos(Slot::kShape) > first_after_shape ||
+        last_before_type > pos(Slot::kType) ||
+        pos(Slot::kType) != static_cast<int>(tokens_.size()) - 1)
+      return error("qualifiers out of order; the form is " + plain_form());
+    return OpcodeFields{direction_, shape_, num_, pos_pack >= 0, std::nullopt};
+  }
+
+  std::string_view text_;
+  std::vector<std::string_view> tokens_;
+  Direction direction_ = Direction::kLoad;
+  bool red_ = false;
+  std::array<int, static_cast<size_t>(Slot::kCount)> pos_;  // token index per slot; -1: absent
+  Shape shape_ = Shape::k32x32b;
+  int num_ = 0;
+  Reduction reduction_;
+};
+
 }  // namespace
 
 std::string_view to_string(Direction direction) noexcept {
@@ -131,221 +451,9 @@ Result<Opcode> Opcode::parse(std::string_view text) {
     return Error(ErrorCode::kLimit, "opcode text of " + std::to_string(text.size()) +
                                         " bytes is longer than " + std::to_string(kMaxOpcodeBytes) +
                                         "; a tcgen05.ld/st opcode has at most 53");
-  // Split on '.'; "pack::16b" has no dot, so every qualifier is one token.
-  std::vector<std::string_view> tokens;
-  for (size_t start = 0;;) {
-    size_t dot = text.find('.', start);
-    tokens.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  if (tokens[0] != "tcgen05")
-    return opcode_error(
-        text, "expected it to start with 'tcgen05.', got '" + std::string(tokens[0]) + "'");
-  if (tokens.size() < 2 || tokens[1].empty())
-    return opcode_error(text, "missing the operation after 'tcgen05.'; expected ld or st");
-  Direction direction;
-  if (tokens[1] == "ld") {
-    direction = Direction::kLoad;
-  } else if (tokens[1] == "st") {
-    direction = Direction::kStore;
-  } else {
-    return opcode_error(text,
-                        "operation '." + std::string(tokens[1]) +
-                            "' is not a TMEM transfer; expected ld or st (rule R1)",
-                        Rule::kLdOrSt);
-  }
-  // tcgen05.ld.red: .red directly after ld (PTX ISA 8.8, docs/tcgen05-rules.md §Syntax); there is
-  // no st.red.
-  const bool red = tokens.size() > 2 && tokens[2] == "red";
-  if (red && direction == Direction::kStore)
-    return opcode_error(text,
-                        "tcgen05.st has no '.red'; the load with reduction is tcgen05.ld.red "
-                        "(rule R14)",
-                        Rule::kLoadReduceForm);
-
-  // Positions of each qualifier; -1 = absent. Order is checked after classification.
-  int pos_sync = -1, pos_aligned = -1, pos_shape = -1, pos_num = -1, pos_pack = -1, pos_type = -1;
-  int pos_red_op = -1, pos_abs = -1, pos_nan = -1;
-  Shape shape = Shape::k32x32b;
-  int num = 0;
-  Reduction reduction;
-  auto duplicate = [&](std::string_view token) {
-    return opcode_error(text, "qualifier '." + std::string(token) + "' appears twice");
-  };
-  // A qualifier that only tcgen05.ld.red takes, on a plain ld or st.
-  auto red_only = [&](std::string_view token) {
-    return opcode_error(text,
-                        "qualifier '." + std::string(token) +
-                            "' belongs to tcgen05.ld.red (load with reduction); the form is "
-                            "tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].TYPE "
-                            "(rule R14)",
-                        Rule::kLoadReduceForm);
-  };
-  for (int i = red ? 3 : 2; i < static_cast<int>(tokens.size()); ++i) {
-    std::string_view token = tokens[i];
-    if (token.empty())
-      return opcode_error(text, "empty qualifier (two dots in a row or a final dot)");
-    if (token == "min" || token == "max") {
-      if (!red) return red_only(token);
-      if (pos_red_op >= 0) return duplicate(token);
-      reduction.op = token == "min" ? ReductionOp::kMin : ReductionOp::kMax;
-      pos_red_op = i;
-    } else if (token == "add" || token == "and" || token == "or" || token == "xor") {
-      if (!red) return red_only(token);
-      return opcode_error(text,
-                          "reduction '." + std::string(token) +
-                              "' is not allowed; tcgen05.ld.red takes '.min' or '.max' (rule R14)",
-                          Rule::kLoadReduceForm);
-    } else if (token == "abs" || token == "NaN") {
-      if (!red) return red_only(token);
-      int& pos = token == "abs" ? pos_abs : pos_nan;
-      if (pos >= 0) return duplicate(token);
-      (token == "abs" ? reduction.abs : reduction.nan) = true;
-      pos = i;
-    } else if (red && (token == "f32" || token == "u32" || token == "s32")) {
-      if (pos_type >= 0) return duplicate(token);
-      reduction.type = token == "f32"   ? ReductionType::kF32
-                       : token == "u32" ? ReductionType::kU32
-                                        : ReductionType::kS32;
-      pos_type = i;
-    } else if (red && (token == "b32" || token == "b16" || token == "b64" || token == "f16" ||
-                       token == "bf16" || token == "f64" || token == "u64" || token == "s64")) {
-      return opcode_error(text,
-                          "type '." + std::string(token) +
-                              "' is not allowed; tcgen05.ld.red takes '.f32', '.u32' or '.s32' "
-                              "(rule R14)",
-                          Rule::kLoadReduceForm);
-    } else if (red && (token.starts_with("pack::") || token.starts_with("unpack::"))) {
-      return opcode_error(text,
-                          "'." + std::string(token) +
-                              "' is not allowed on tcgen05.ld.red; it loads 32-bit values "
-                              "without packing (rule R14)",
-                          Rule::kLoadReduceForm);
-    } else if (token == "sync") {
-      if (pos_sync >= 0) return duplicate(token);
-      pos_sync = i;
-    } else if (token == "aligned") {
-      if (pos_aligned >= 0) return duplicate(token);
-      pos_aligned = i;
-    } else if (token == "pack::16b" || token == "unpack::16b") {
-      if (pos_pack >= 0) return duplicate(token);
-      bool is_pack = token == "pack::16b";
-      if (is_pack != (direction == Direction::kLoad)) {
-        return opcode_error(
-            text,
-            "'." + std::string(token) + "' is not allowed on tcgen05." +
-                std::string(tmem::to_string(direction)) + "; " +
-                (direction == Direction::kLoad ? "ld takes '.pack::16b' or nothing"
-                                               : "st takes '.unpack::16b' or nothing") +
-                " (rule R6)",
-            Rule::kPackModeOfDirection);
-      }
-      pos_pack = i;
-    } else if (token.starts_with("pack::") || token.starts_with("unpack::")) {
-      return opcode_error(text,
-                          "unknown packing '." + std::string(token) + "'; allowed: " +
-                              (direction == Direction::kLoad ? "'.pack::16b'" : "'.unpack::16b'") +
-                              " (rule R6)",
-                          Rule::kPackModeOfDirection);
-    } else if (token == "b32") {
-      if (pos_type >= 0) return duplicate(token);
-      pos_type = i;
-    } else if (token == "b16" || token == "b64" || token == "f32" || token == "u32" ||
-               token == "s32" || token == "f16" || token == "b8" || token == "f64") {
-      return opcode_error(text,
-                          "type '." + std::string(token) +
-                              "' is not allowed; tcgen05.ld/st take only '.b32' (rule R7)",
-                          Rule::kTypeB32);
-    } else if (token.size() > 1 && token[0] == 'x' && parse_int(token.substr(1))) {
-      if (pos_num >= 0) return duplicate(token);
-      num = *parse_int(token.substr(1));
-      if (!is_power_of_two_num(num))
-        return opcode_error(text,
-                            "'." + std::string(token) + "' is not a repetition count; allowed: " +
-                                std::string(kNumList) + " (rule R3)",
-                            Rule::kNumPowerOfTwo);
-      pos_num = i;
-    } else {
-      bool found = false;
-      for (const auto& entry : kShapes) {
-        if (entry.name == token) {
-          if (pos_shape >= 0) return duplicate(token);
-          shape = entry.shape;
-          pos_shape = i;
-          found = true;
-        }
-      }
-      if (found) continue;
-      for (auto copy_shape : kCopyShapes) {
-        if (copy_shape == token)
-          return opcode_error(text,
-                              "shape '." + std::string(token) +
-                                  "' belongs to tcgen05.cp, not ld/st; allowed: " +
-                                  std::string(kShapeList) + " (rule R2)",
-                              Rule::kKnownShape);
-      }
-      if (!token.empty() && token[0] >= '0' && token[0] <= '9')
-        return opcode_error(text,
-                            "unknown shape '." + std::string(token) +
-                                "'; allowed: " + std::string(kShapeList) + " (rule R2)",
-                            Rule::kKnownShape);
-      return opcode_error(
-          text, "unknown qualifier '." + std::string(token) + "'; the form is tcgen05." +
-                    std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
-                    (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") + ".b32");
-    }
-  }
-
-  if (pos_sync < 0) return opcode_error(text, "missing '.sync' (rule R8)", Rule::kSyncAligned);
-  if (pos_aligned < 0)
-    return opcode_error(text,
-                        "missing '.aligned'; the PTX ISA requires it on tcgen05.ld/st even "
-                        "though ptxas 13.0 accepts its absence (rule R8)",
-                        Rule::kSyncAligned);
-  if (pos_shape < 0)
-    return opcode_error(text, "missing shape; allowed: " + std::string(kShapeList) + " (rule R2)",
-                        Rule::kKnownShape);
-  if (pos_num < 0)
-    return opcode_error(
-        text, "missing repetition count '.xN'; allowed: " + std::string(kNumList) + " (rule R3)",
-        Rule::kNumPowerOfTwo);
-  if (red) {
-    if (pos_red_op < 0)
-      return opcode_error(text, "missing the reduction '.min' or '.max' (rule R14)",
-                          Rule::kLoadReduceForm);
-    if (pos_type < 0)
-      return opcode_error(text, "missing type '.f32', '.u32' or '.s32' (rule R14)",
-                          Rule::kLoadReduceForm);
-    if (auto problem = reduce_field_error(shape, num, reduction))
-      return opcode_error(text, *problem + " (rule R14)", Rule::kLoadReduceForm);
-    // Order: .sync/.aligned, shape, .xN, then .redOp, .abs, .NaN and the type in any order (ptxas
-    // 13.0 accepts each order; the ISA text and its example differ: docs/tcgen05-rules.md
-    // §Targets).
-    const int last_sync = std::max(pos_sync, pos_aligned);
-    const int first_reduce = std::min(
-        {pos_red_op, pos_type, pos_abs < 0 ? pos_type : pos_abs, pos_nan < 0 ? pos_type : pos_nan});
-    if (last_sync > pos_shape || pos_shape > pos_num || pos_num > first_reduce)
-      return opcode_error(text, "qualifiers out of order; the form is " + std::string(kReduceForm));
-    return Opcode(direction, shape, num, false, reduction);
-  }
-  if (pos_type < 0) return opcode_error(text, "missing type '.b32' (rule R7)", Rule::kTypeB32);
-  if (auto problem = field_error(direction, shape, num))
-    return opcode_error(text, *problem + " (rule R4)", Rule::kAtMost128Registers);
-
-  // Order: .sync/.aligned (either order), shape, then .xN and pack (either order, as ptxas
-  // accepts), and the type last.
-  int last_sync = std::max(pos_sync, pos_aligned);
-  int first_after_shape = pos_pack >= 0 ? std::min(pos_num, pos_pack) : pos_num;
-  int last_before_type = std::max(pos_num, pos_pack);
-  if (last_sync > pos_shape || pos_shape > first_after_shape || last_before_type > pos_type ||
-      pos_type != static_cast<int>(tokens.size()) - 1) {
-    return opcode_error(
-        text, "qualifiers out of order; the form is tcgen05." +
-                  std::string(tmem::to_string(direction)) + ".sync.aligned.SHAPE.xN" +
-                  (direction == Direction::kLoad ? "[.pack::16b]" : "[.unpack::16b]") + ".b32");
-  }
-  return Opcode(direction, shape, num, pos_pack >= 0);
+  auto fields = OpcodeParser(text).parse();
+  if (!fields) return std::move(fields).error();
+  return Opcode(fields->direction, fields->shape, fields->num, fields->packed, fields->reduction);
 }
 
 std::optional<Error> Opcode::check_operands(int vector_length, bool has_immediate,
