@@ -96,6 +96,239 @@ Result<HalfPairing> pair_halves(std::vector<Bit>& rest, Direction direction) {
   return pairing;
 }
 
+// A candidate's index bits: atom rows (lane steps below the atom height), atom columns (column
+// steps below its width) and repeats (the rest), each most significant first.
+struct AtomSplit {
+  std::vector<Bit> rows, cols, repeats;
+};
+
+AtomSplit split_atom(const std::vector<Bit>& rest, int rows, int cols) {
+  AtomSplit split;
+  for (const Bit& bit : rest) {
+    if (bit.column == 0 && bit.lane > 0 && bit.lane < rows)
+      split.rows.push_back(bit);
+    else if (bit.lane == 0 && bit.column > 0 && bit.column < cols)
+      split.cols.push_back(bit);
+    else
+      split.repeats.push_back(bit);
+  }
+  std::ranges::sort(split.rows, std::greater{}, &Bit::lane);
+  std::ranges::sort(split.cols, std::greater{}, &Bit::column);
+  std::ranges::sort(split.repeats, [](const Bit& a, const Bit& b) {
+    return a.column != b.column ? a.column > b.column : a.lane > b.lane;
+  });
+  return split;
+}
+
+// One run of tmem::select, a step per method: check the tiles, read their index bits, try each
+// form, then choose.
+class Selector {
+ public:
+  Selector(Direction direction, const Scope& scope, const View& tmem, const View& regs,
+           const SelectOptions& options)
+      : direction_(direction), scope_(scope), tmem_(tmem), regs_(regs), options_(options) {}
+
+  std::optional<Error> check_tiles() const;
+  std::optional<Error> read_bits();
+  void try_forms();
+  Result<Selection> choose();
+
+ private:
+  static Error layout_error(std::string message) {
+    return Error(ErrorCode::kLayout, "--op auto: " + std::move(message));
+  }
+  SelectionCandidate consider(const Opcode& op);
+  Result<View> arrange(const View& tile, const View& bits_view, const AtomSplit& split, int rows,
+                       int cols) const;
+
+  Direction direction_;
+  const Scope& scope_;
+  const View& tmem_;
+  const View& regs_;
+  const SelectOptions& options_;
+  std::optional<View> tmem_bits_, regs_bits_;  // the tiles as binary views
+  std::vector<Bit> group_bits_;                // bits that move an element to another warp
+  std::vector<Bit> rest_;                      // the others, but the 16-bit half bit
+  HalfPairing pairing_;
+  std::optional<Selection> best_;
+  std::vector<SelectionCandidate> considered_;
+  Rule first_rule_ = Rule::kNone;  // why the first form that reached check was rejected
+};
+
+std::optional<Error> Selector::check_tiles() const {
+  if (options_.register_budget < 0 || options_.register_budget > kMaxRegsPerThread)
+    return Error(ErrorCode::kUsage, "--op auto: a register budget of " +
+                                        std::to_string(options_.register_budget) +
+                                        " registers per instruction; allowed: 1.." +
+                                        std::to_string(kMaxRegsPerThread) + ", or 0 for none");
+  const int tmem_width = bits(tmem_.dtype()), regs_width = bits(regs_.dtype());
+  if (tmem_width != regs_width)
+    return layout_error(
+        "the TMEM tile is " + std::to_string(tmem_width) + "-bit (" +
+        std::string(to_string(tmem_.dtype())) + ") and the register tile " +
+        std::to_string(regs_width) + "-bit (" + std::string(to_string(regs_.dtype())) +
+        "); automatic selection takes two 32-bit tiles or two 16-bit ones (two elements per "
+        "register); for 16-bit TMEM halves with a b32 register image name the .pack::16b or "
+        ".unpack::16b opcode explicitly");
+  if (!std::ranges::equal(tmem_.shape(), regs_.shape()))
+    return layout_error(
+        "the TMEM and register tiles must have the same logical shape (one tile, no group or "
+        "repeat axes)");
+  const std::int64_t size = tmem_.size();
+  if (size < 32 || !std::has_single_bit(static_cast<std::uint64_t>(size)))
+    return layout_error("the tile has " + std::to_string(size) +
+                        " elements; automatic selection needs a power of "
+                        "two of at least 32");
+  return std::nullopt;
+}
+
+// What each index bit of the tile does on each side; the warp bits; the 16-bit pairing.
+std::optional<Error> Selector::read_bits() {
+  const int n = std::countr_zero(static_cast<std::uint64_t>(tmem_.size()));
+  auto tmem_bits = binary(tmem_, n);
+  auto regs_bits = binary(regs_, n);
+  if (!tmem_bits || !regs_bits) return layout_error("the tile cannot be split into index bits");
+  auto tmem_map = additive_map(*tmem_bits);
+  auto regs_map = additive_map(*regs_bits);
+  if (!tmem_map || !regs_map)
+    return layout_error(
+        "a layout carries between index bits (or is replicated); write the views and name the "
+        "opcode explicitly");
+  tmem_bits_ = std::move(*tmem_bits);
+  regs_bits_ = std::move(*regs_bits);
+
+  const AxisMask regs_axes = regs_.axes();
+  const std::int64_t thread0 = thread_of(regs_map->origin, regs_axes);
+  for (int d = 0; d < n; ++d) {
+    Bit bit;
+    bit.index = d;
+    const PhysCoord& t = tmem_map->dims[static_cast<size_t>(d)][1];
+    bit.lane = t[Axis::kTLane];
+    bit.unit = bit.column = t[Axis::kTCol];
+    PhysCoord r = regs_map->origin;
+    r += regs_map->dims[static_cast<size_t>(d)][1];
+    bit.thread = thread_of(r, regs_axes) - thread0;
+    bit.m = regs_map->dims[static_cast<size_t>(d)][1][Axis::kM];
+    // Warps: the bits that move an element to another warp, most significant first.
+    (bit.thread >= 32 || bit.thread <= -32 ? group_bits_ : rest_).push_back(bit);
+  }
+  std::ranges::sort(group_bits_, std::greater{}, &Bit::thread);
+  const int groups = scope_.groups();
+  if ((std::int64_t{1} << group_bits_.size()) != groups)
+    return layout_error(
+        "the register tile spreads over " + std::to_string(std::int64_t{1} << group_bits_.size()) +
+        " warps but scope " + scope_.to_string() + " has " + std::to_string(groups));
+  if (bits(tmem_.dtype()) == 16) {
+    auto paired = pair_halves(rest_, direction_);
+    if (!paired) return paired.error();
+    pairing_ = std::move(*paired);
+  }
+  return std::nullopt;
+}
+
+void Selector::try_forms() {
+  for (Shape shape : all_shapes()) {
+    if (shape == Shape::k16x32bx2) continue;
+    for (int num = 128; num >= 1; num /= 2) {
+      auto op = Opcode::make(direction_, shape, num, pairing_.packed);
+      if (op) considered_.push_back(consider(*op));
+    }
+  }
+}
+
+// One form's verdict; a legal form that beats the best so far becomes the best.
+SelectionCandidate Selector::consider(const Opcode& op) {
+  SelectionCandidate candidate{.op = op};
+  if (options_.register_budget > 0 && op.regs_per_thread() > options_.register_budget) {
+    candidate.verdict = "skipped: " + std::to_string(op.regs_per_thread()) +
+                        " registers per instruction, above the budget of " +
+                        std::to_string(options_.register_budget);
+    return candidate;
+  }
+  const int rows = op.atom_rows(), cols = op.atom_cols();
+  const AtomSplit split = split_atom(rest_, rows, cols);
+  if ((1 << split.rows.size()) != rows || (1 << split.cols.size()) != cols) {
+    candidate.verdict = "skipped: the tile has no " + std::to_string(rows) + "-lane by " +
+                        std::to_string(cols) + "-column block per warp";
+    return candidate;
+  }
+  auto tmem_view = arrange(tmem_, *tmem_bits_, split, rows, cols);
+  auto regs_view = arrange(regs_, *regs_bits_, split, rows, cols);
+  if (!tmem_view || !regs_view) {
+    candidate.verdict = "skipped: " + (tmem_view ? regs_view.error() : tmem_view.error()).message();
+    return candidate;
+  }
+  auto spec = TransferSpec::make(op, scope_, *tmem_view, *regs_view);
+  if (!spec) {
+    candidate.verdict = "rejected: " + spec.error().message();
+    return candidate;
+  }
+  // Each rejected candidate is one line of --explain: no search for what else would fit.
+  auto plan = check_without_hints(*spec);
+  if (!plan) {
+    if (first_rule_ == Rule::kNone) first_rule_ = plan.error().rule();
+    candidate.verdict = "rejected: " + first_line(plan.error().message());
+    return candidate;
+  }
+  candidate.legal = true;
+  candidate.instructions_per_warp = plan->instructions_per_warp();
+  candidate.regs_per_thread = plan->regs_per_thread;
+  const bool better = !best_ ||
+                      plan->instructions_per_warp() < best_->plan.instructions_per_warp() ||
+                      (plan->instructions_per_warp() == best_->plan.instructions_per_warp() &&
+                       plan->regs_per_thread < best_->plan.regs_per_thread);
+  if (better) best_.emplace(Selection{std::move(*spec), std::move(*plan), {}, {}});
+  return candidate;
+}
+
+// The tile as the candidate's (group, repeat, row, col[, half]) view.
+Result<View> Selector::arrange(const View& tile, const View& bits_view, const AtomSplit& split,
+                               int rows, int cols) const {
+  std::vector<std::int64_t> order, shape_out;
+  for (const auto* part : {&group_bits_, &split.repeats, &split.rows, &split.cols})
+    for (const Bit& bit : *part) order.push_back(bit.index);
+  if (pairing_.half) order.push_back(pairing_.half->index);  // the trailing half axis
+  if (scope_.group_rank()) shape_out.push_back(scope_.groups());
+  if (!split.repeats.empty()) shape_out.push_back(std::int64_t{1} << split.repeats.size());
+  shape_out.push_back(rows);
+  shape_out.push_back(cols);
+  if (pairing_.half) shape_out.push_back(2);
+  // In order, the tile reshapes directly (its text then reads as one .view of the tile).
+  if (std::ranges::is_sorted(order)) return tile.view(shape_out);
+  auto permuted = bits_view.permute(order);
+  if (!permuted) return permuted.error();
+  return permuted->view(shape_out);
+}
+
+Result<Selection> Selector::choose() {
+  if (!best_) {
+    std::string why = pairing_.note.empty() ? std::string() : pairing_.note + "\n";
+    for (const auto& candidate : considered_)
+      why += candidate.op.to_string() + ": " + candidate.verdict + "\n";
+    return Error(ErrorCode::kRule,
+                 "--op auto: no " + std::string(to_string(direction_)) +
+                     " form fits these tiles at scope " + scope_.to_string(),
+                 why)
+        .set_rule(first_rule_ == Rule::kNone ? Rule::kShape : first_rule_);
+  }
+  for (auto& candidate : considered_) {
+    if (!candidate.legal) continue;
+    if (candidate.op == best_->spec.op())
+      candidate.verdict = "chosen: " + std::to_string(candidate.instructions_per_warp) +
+                          " instruction(s) per warp, " + std::to_string(candidate.regs_per_thread) +
+                          " registers per thread";
+    else
+      candidate.verdict = "legal, lost: " + std::to_string(candidate.instructions_per_warp) +
+                          " instruction(s) per warp and " +
+                          std::to_string(candidate.regs_per_thread) + " registers per thread vs " +
+                          std::to_string(best_->plan.instructions_per_warp()) + " and " +
+                          std::to_string(best_->plan.regs_per_thread);
+  }
+  best_->considered = std::move(considered_);
+  if (!pairing_.note.empty()) best_->notes.push_back(std::move(pairing_.note));
+  return std::move(*best_);
+}
+
 }  // namespace
 
 std::string Selection::explain() const {
@@ -108,190 +341,11 @@ std::string Selection::explain() const {
 
 Result<Selection> select(Direction direction, const Scope& scope, const View& tmem,
                          const View& regs, const SelectOptions& options) {
-  if (options.register_budget < 0 || options.register_budget > kMaxRegsPerThread)
-    return Error(ErrorCode::kUsage, "--op auto: a register budget of " +
-                                        std::to_string(options.register_budget) +
-                                        " registers per instruction; allowed: 1.." +
-                                        std::to_string(kMaxRegsPerThread) + ", or 0 for none");
-  auto layout_error = [](std::string message) {
-    return Error(ErrorCode::kLayout, "--op auto: " + std::move(message));
-  };
-  const int tmem_width = bits(tmem.dtype()), regs_width = bits(regs.dtype());
-  if (tmem_width != regs_width)
-    return layout_error(
-        "the TMEM tile is " + std::to_string(tmem_width) + "-bit (" +
-        std::string(to_string(tmem.dtype())) + ") and the register tile " +
-        std::to_string(regs_width) + "-bit (" + std::string(to_string(regs.dtype())) +
-        "); automatic selection takes two 32-bit tiles or two 16-bit ones (two elements per "
-        "register); for 16-bit TMEM halves with a b32 register image name the .pack::16b or "
-        ".unpack::16b opcode explicitly");
-  if (!std::ranges::equal(tmem.shape(), regs.shape()))
-    return layout_error(
-        "the TMEM and register tiles must have the same logical shape (one tile, no group or "
-        "repeat axes)");
-  const bool halves = tmem_width == 16;
-  const std::int64_t size = tmem.size();
-  if (size < 32 || !std::has_single_bit(static_cast<std::uint64_t>(size)))
-    return layout_error("the tile has " + std::to_string(size) +
-                        " elements; automatic selection needs a power of "
-                        "two of at least 32");
-  const int n = std::countr_zero(static_cast<std::uint64_t>(size));
-  auto tmem_bits = binary(tmem, n);
-  auto regs_bits = binary(regs, n);
-  if (!tmem_bits || !regs_bits) return layout_error("the tile cannot be split into index bits");
-  auto tmem_map = additive_map(*tmem_bits);
-  auto regs_map = additive_map(*regs_bits);
-  if (!tmem_map || !regs_map)
-    return layout_error(
-        "a layout carries between index bits (or is replicated); write the views and name the "
-        "opcode explicitly");
-
-  const AxisMask regs_axes = regs.axes();
-  const std::int64_t thread0 = thread_of(regs_map->origin, regs_axes);
-  std::vector<Bit> all(static_cast<size_t>(n));
-  for (int d = 0; d < n; ++d) {
-    Bit& bit = all[static_cast<size_t>(d)];
-    bit.index = d;
-    const PhysCoord& t = tmem_map->dims[static_cast<size_t>(d)][1];
-    bit.lane = t[Axis::kTLane];
-    bit.unit = bit.column = t[Axis::kTCol];
-    PhysCoord r = regs_map->origin;
-    r += regs_map->dims[static_cast<size_t>(d)][1];
-    bit.thread = thread_of(r, regs_axes) - thread0;
-    bit.m = regs_map->dims[static_cast<size_t>(d)][1][Axis::kM];
-  }
-  // Warps: the bits that move an element to another warp, most significant first.
-  std::vector<Bit> group_bits, rest;
-  for (const Bit& bit : all)
-    (bit.thread >= 32 || bit.thread <= -32 ? group_bits : rest).push_back(bit);
-  std::ranges::sort(group_bits, std::greater{}, &Bit::thread);
-  const int groups = scope.groups();
-  if ((std::int64_t{1} << group_bits.size()) != groups)
-    return layout_error("the register tile spreads over " +
-                        std::to_string(std::int64_t{1} << group_bits.size()) + " warps but scope " +
-                        scope.to_string() + " has " + std::to_string(groups));
-
-  HalfPairing pairing;
-  if (halves) {
-    auto paired = pair_halves(rest, direction);
-    if (!paired) return paired.error();
-    pairing = std::move(*paired);
-  }
-
-  std::optional<Selection> best;
-  std::vector<SelectionCandidate> considered;
-  Rule first_rule = Rule::kNone;  // why the first form that reached check was rejected
-  for (Shape shape : all_shapes()) {
-    if (shape == Shape::k16x32bx2) continue;
-    for (int num = 128; num >= 1; num /= 2) {
-      auto op = Opcode::make(direction, shape, num, pairing.packed);
-      if (!op) continue;
-      SelectionCandidate candidate{.op = *op};
-      if (options.register_budget > 0 && op->regs_per_thread() > options.register_budget) {
-        candidate.verdict = "skipped: " + std::to_string(op->regs_per_thread()) +
-                            " registers per instruction, above the budget of " +
-                            std::to_string(options.register_budget);
-        considered.push_back(std::move(candidate));
-        continue;
-      }
-      const int rows = op->atom_rows(), cols = op->atom_cols();
-      // Atom rows: lane steps below the atom height; atom columns: column steps below its width.
-      std::vector<Bit> row_bits, col_bits, repeat_bits;
-      for (const Bit& bit : rest) {
-        if (bit.column == 0 && bit.lane > 0 && bit.lane < rows)
-          row_bits.push_back(bit);
-        else if (bit.lane == 0 && bit.column > 0 && bit.column < cols)
-          col_bits.push_back(bit);
-        else
-          repeat_bits.push_back(bit);
-      }
-      if ((1 << row_bits.size()) != rows || (1 << col_bits.size()) != cols) {
-        candidate.verdict = "skipped: the tile has no " + std::to_string(rows) + "-lane by " +
-                            std::to_string(cols) + "-column block per warp";
-        considered.push_back(std::move(candidate));
-        continue;
-      }
-      std::ranges::sort(row_bits, std::greater{}, &Bit::lane);
-      std::ranges::sort(col_bits, std::greater{}, &Bit::column);
-      std::ranges::sort(repeat_bits, [](const Bit& a, const Bit& b) {
-        return a.column != b.column ? a.column > b.column : a.lane > b.lane;
-      });
-      std::vector<std::int64_t> order, shape_out;
-      for (const auto* part : {&group_bits, &repeat_bits, &row_bits, &col_bits})
-        for (const Bit& bit : *part) order.push_back(bit.index);
-      if (pairing.half) order.push_back(pairing.half->index);  // the trailing half axis
-      if (scope.group_rank()) shape_out.push_back(groups);
-      if (!repeat_bits.empty()) shape_out.push_back(std::int64_t{1} << repeat_bits.size());
-      shape_out.push_back(rows);
-      shape_out.push_back(cols);
-      if (pairing.half) shape_out.push_back(2);
-      const bool in_order = std::ranges::is_sorted(order);
-      // In order, the tile reshapes directly (its text then reads as one .view of the tile).
-      auto arrange = [&](const View& tile, const View& bits_view) -> Result<View> {
-        if (in_order) return tile.view(shape_out);
-        auto permuted = bits_view.permute(order);
-        if (!permuted) return permuted.error();
-        return permuted->view(shape_out);
-      };
-      auto tmem_view = arrange(tmem, *tmem_bits);
-      auto regs_view = arrange(regs, *regs_bits);
-      if (!tmem_view || !regs_view) {
-        candidate.verdict =
-            "skipped: " + (tmem_view ? regs_view.error() : tmem_view.error()).message();
-        considered.push_back(std::move(candidate));
-        continue;
-      }
-      auto spec = TransferSpec::make(*op, scope, *tmem_view, *regs_view);
-      if (!spec) {
-        candidate.verdict = "rejected: " + spec.error().message();
-        considered.push_back(std::move(candidate));
-        continue;
-      }
-      // Each rejected candidate is one line of --explain: no search for what else would fit.
-      auto plan = check_without_hints(*spec);
-      if (!plan) {
-        if (first_rule == Rule::kNone) first_rule = plan.error().rule();
-        candidate.verdict = "rejected: " + first_line(plan.error().message());
-        considered.push_back(std::move(candidate));
-        continue;
-      }
-      candidate.legal = true;
-      candidate.instructions_per_warp = plan->instructions_per_warp();
-      candidate.regs_per_thread = plan->regs_per_thread;
-      const bool better = !best ||
-                          plan->instructions_per_warp() < best->plan.instructions_per_warp() ||
-                          (plan->instructions_per_warp() == best->plan.instructions_per_warp() &&
-                           plan->regs_per_thread < best->plan.regs_per_thread);
-      if (better) best.emplace(Selection{std::move(*spec), std::move(*plan), {}, {}});
-      considered.push_back(std::move(candidate));
-    }
-  }
-  if (!best) {
-    std::string why = pairing.note.empty() ? std::string() : pairing.note + "\n";
-    for (const auto& candidate : considered)
-      why += candidate.op.to_string() + ": " + candidate.verdict + "\n";
-    return Error(ErrorCode::kRule,
-                 "--op auto: no " + std::string(to_string(direction)) +
-                     " form fits these tiles at scope " + scope.to_string(),
-                 why)
-        .set_rule(first_rule == Rule::kNone ? Rule::kShape : first_rule);
-  }
-  for (auto& candidate : considered) {
-    if (!candidate.legal) continue;
-    if (candidate.op == best->spec.op())
-      candidate.verdict = "chosen: " + std::to_string(candidate.instructions_per_warp) +
-                          " instruction(s) per warp, " + std::to_string(candidate.regs_per_thread) +
-                          " registers per thread";
-    else
-      candidate.verdict = "legal, lost: " + std::to_string(candidate.instructions_per_warp) +
-                          " instruction(s) per warp and " +
-                          std::to_string(candidate.regs_per_thread) + " registers per thread vs " +
-                          std::to_string(best->plan.instructions_per_warp()) + " and " +
-                          std::to_string(best->plan.regs_per_thread);
-  }
-  best->considered = std::move(considered);
-  if (!pairing.note.empty()) best->notes.push_back(std::move(pairing.note));
-  return std::move(*best);
+  Selector selector(direction, scope, tmem, regs, options);
+  if (auto error = selector.check_tiles()) return std::move(*error);
+  if (auto error = selector.read_bits()) return std::move(*error);
+  selector.try_forms();
+  return selector.choose();
 }
 
 }  // namespace tmem
