@@ -258,6 +258,109 @@ TEST(PtxPrinter, FuncWithReturnAggregate) {
       << text;
 }
 
+// Every instruction kind printed once, byte for byte: the spelling of each mnemonic, the scalar
+// and vector global forms, guards, and the tcgen05 operand orders (docs/tcgen05-rules.md §Syntax).
+TEST(PtxPrinter, EveryInstructionKindOnce) {
+  Module m(Target::kSm103a);
+  m.add_shared("base");
+  Function& f = m.add_function(Function::Kind::kEntry, "all");
+  const std::string in = f.add_param(Type::kU64, "in");
+  const Reg r = f.new_reg(RegClass::kB32), s = f.new_reg(RegClass::kB32);
+  const Reg d = f.new_reg(RegClass::kB64), p = f.new_reg(RegClass::kPred);
+  const std::vector<Reg> v = f.new_regs(RegClass::kB32, 2);
+  const Label end = f.new_label("end");
+  f.emit(Instruction::comment("every kind"));
+  f.emit(Instruction::mov(Type::kU32, r, Operand::special(SpecialReg::kTidX)));
+  f.emit(Instruction::ld_param(Type::kU64, d, in));
+  f.emit(Instruction::cvta_to_global(d, d));
+  f.emit(Instruction::add(Type::kU32, r, r, Operand::imm(1)));
+  f.emit(Instruction::mul_lo(Type::kU32, r, r, s));
+  f.emit(Instruction::mul_wide(Type::kU32, d, r, s));
+  f.emit(Instruction::shl(Type::kB32, r, r, Operand::imm(2)));
+  f.emit(Instruction::shr(Type::kU32, r, r, Operand::imm(3)));
+  f.emit(Instruction::bit_and(Type::kB32, r, r, s));
+  f.emit(Instruction::bit_or(Type::kB32, r, r, s));
+  f.emit(Instruction::min(Type::kS32, r, r, s));
+  f.emit(Instruction::max(Type::kF32, r, r, s, true));
+  f.emit(Instruction::abs_f32(r, s));
+  f.emit(Instruction::setp(Cmp::kGe, Type::kU32, p, r, s));
+  f.emit(Instruction::bra(end, p, true, true));
+  f.emit(Instruction::bra(end));
+  f.emit(Instruction::bar_sync(1));
+  f.emit(Instruction::ld_global({r}, Operand::addr(d)));
+  f.emit(Instruction::ld_global(v, Operand::addr(d, 8)));
+  f.emit(Instruction::st_global(Operand::addr(d), {r}));
+  f.emit(Instruction::st_global(Operand::addr(d, 8), v));
+  f.emit(Instruction::ld_shared(r, Operand::addr("base")));
+  f.emit(Instruction::st_shared(Operand::addr(d), s)).guarded(p);
+  f.emit(Instruction::tcgen05_alloc(Operand::addr("base"), Operand::imm(32)));
+  f.emit(Instruction::tcgen05_relinquish());
+  f.emit(Instruction::tcgen05_ld(op("tcgen05.ld.sync.aligned.16x32bx2.x2.b32"), v, r, 16));
+  f.emit(Instruction::tcgen05_ld_red(op("tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32"), v, s, r));
+  f.emit(Instruction::tcgen05_st(op("tcgen05.st.sync.aligned.32x32b.x2.b32"), r, v));
+  f.emit(Instruction::tcgen05_wait_ld());
+  f.emit(Instruction::tcgen05_wait_st());
+  f.emit(Instruction::tcgen05_fence_before());
+  f.emit(Instruction::tcgen05_fence_after());
+  f.emit(Instruction::tcgen05_dealloc(r, Operand::imm(32)));
+  f.emit(Instruction::membar_cta());
+  f.emit(Instruction::bar_warp_sync());
+  f.emit(Instruction::cluster_arrive());
+  f.emit(Instruction::cluster_wait());
+  f.emit(Instruction::unchecked_raw("nanosleep.u32 0"));
+  f.place(end);
+  f.emit(Instruction::ret());
+  const std::string text = print(m).value();
+  const std::string body = text.substr(text.find("{\n"));
+  EXPECT_EQ(body,
+            "{\n"
+            "\t.reg .b32 %r<4>;\n"
+            "\t.reg .b64 %rd<1>;\n"
+            "\t.reg .pred %p<1>;\n\n"
+            "\t// every kind\n"
+            "\tmov.u32 %r0, %tid.x;\n"
+            "\tld.param.u64 %rd0, [in];\n"
+            "\tcvta.to.global.u64 %rd0, %rd0;\n"
+            "\tadd.u32 %r0, %r0, 1;\n"
+            "\tmul.lo.u32 %r0, %r0, %r1;\n"
+            "\tmul.wide.u32 %rd0, %r0, %r1;\n"
+            "\tshl.b32 %r0, %r0, 2;\n"
+            "\tshr.u32 %r0, %r0, 3;\n"
+            "\tand.b32 %r0, %r0, %r1;\n"
+            "\tor.b32 %r0, %r0, %r1;\n"
+            "\tmin.s32 %r0, %r0, %r1;\n"
+            "\tmax.NaN.f32 %r0, %r0, %r1;\n"
+            "\tabs.f32 %r0, %r1;\n"
+            "\tsetp.ge.u32 %p0, %r0, %r1;\n"
+            "\t@!%p0 bra.uni $L_0_end;\n"
+            "\tbra $L_0_end;\n"
+            "\tbar.sync 1;\n"
+            "\tld.global.b32 %r0, [%rd0];\n"
+            "\tld.global.v2.b32 {%r2, %r3}, [%rd0+8];\n"
+            "\tst.global.b32 [%rd0], %r0;\n"
+            "\tst.global.v2.b32 [%rd0+8], {%r2, %r3};\n"
+            "\tld.shared.u32 %r0, [base];\n"
+            "\t@%p0 st.shared.u32 [%rd0], %r1;\n"
+            "\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [base], 32;\n"
+            "\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n"
+            "\ttcgen05.ld.sync.aligned.16x32bx2.x2.b32 {%r2, %r3}, [%r0], 16;\n"
+            "\ttcgen05.ld.red.sync.aligned.32x32b.x2.min.f32 {%r2, %r3}, %r1, [%r0];\n"
+            "\ttcgen05.st.sync.aligned.32x32b.x2.b32 [%r0], {%r2, %r3};\n"
+            "\ttcgen05.wait::ld.sync.aligned;\n"
+            "\ttcgen05.wait::st.sync.aligned;\n"
+            "\ttcgen05.fence::before_thread_sync;\n"
+            "\ttcgen05.fence::after_thread_sync;\n"
+            "\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r0, 32;\n"
+            "\tmembar.cta;\n"
+            "\tbar.warp.sync -1;\n"
+            "\tbarrier.cluster.arrive.aligned;\n"
+            "\tbarrier.cluster.wait.aligned;\n"
+            "\tnanosleep.u32 0;\n"
+            "$L_0_end:\n"
+            "\tret;\n"
+            "}\n");
+}
+
 // ---- verifier ---------------------------------------------------------------------------------
 
 ErrorCode print_error(const Module& m) {
