@@ -87,6 +87,75 @@ const char* reg_prefix(RegClass cls) {
   return "%?";
 }
 
+// The mnemonic of an instruction printed as "MNEMONIC dsts, srcs", or "" for the others.
+std::string dst_srcs_mnemonic(const Instruction& i) {
+  const std::string t = type_name(i.type());
+  switch (i.op()) {
+    case Op::kMov:
+      return "mov." + t;
+    case Op::kLdParam:
+      return "ld.param." + t;
+    case Op::kStParam:
+      return "st.param." + t;
+    case Op::kCvtaToGlobal:
+      return "cvta.to.global.u64";
+    case Op::kAdd:
+      return "add." + t;
+    case Op::kMulLo:
+      return "mul.lo." + t;
+    case Op::kMulWide:
+      return "mul.wide." + t;
+    case Op::kShl:
+      return "shl." + t;
+    case Op::kShr:
+      return "shr." + t;
+    case Op::kAnd:
+      return "and." + t;
+    case Op::kOr:
+      return "or." + t;
+    case Op::kMin:
+      return std::string("min") + (i.nan_qualifier() ? ".NaN." : ".") + t;
+    case Op::kMax:
+      return std::string("max") + (i.nan_qualifier() ? ".NaN." : ".") + t;
+    case Op::kAbs:
+      return "abs." + t;
+    case Op::kSetp:
+      return std::string("setp.") + cmp_name(i.cmp()) + "." + t;
+    case Op::kLdShared:
+      return "ld.shared.u32";
+    case Op::kStShared:
+      return "st.shared.u32";
+    default:
+      return "";
+  }
+}
+
+// The whole text of an instruction without operands, or nullptr.
+const char* operandless_text(Op op) {
+  switch (op) {
+    case Op::kRet:
+      return "ret";
+    case Op::kTcgen05WaitLd:
+      return "tcgen05.wait::ld.sync.aligned";
+    case Op::kTcgen05WaitSt:
+      return "tcgen05.wait::st.sync.aligned";
+    case Op::kTcgen05FenceBefore:
+      return "tcgen05.fence::before_thread_sync";
+    case Op::kTcgen05FenceAfter:
+      return "tcgen05.fence::after_thread_sync";
+    case Op::kMembarCta:
+      return "membar.cta";
+    case Op::kBarWarpSync:
+      return "bar.warp.sync -1";
+    case Op::kClusterArrive:
+      return "barrier.cluster.arrive.aligned";
+    case Op::kClusterWait:
+      return "barrier.cluster.wait.aligned";
+    default:
+      return nullptr;
+  }
+}
+
 class Printer {
  public:
   std::string take() { return std::move(out_); }
@@ -190,62 +259,25 @@ class Printer {
     out_ += "\t";
     if (i.guard())
       out_ += std::string("@") + (i.guard_negated() ? "!" : "") + i.guard()->name() + " ";
-    const std::string t = type_name(i.type());
+    if (const std::string mnemonic = dst_srcs_mnemonic(i); !mnemonic.empty()) {
+      out_ += mnemonic + " ";
+      list(i.dsts(), false);
+      out_ += ", ";
+      list(i.srcs(), false);
+    } else if (const char* text = operandless_text(i.op())) {
+      out_ += text;
+    } else {
+      own_syntax(i);
+    }
+    out_ += ";\n";
+  }
+
+  // The instructions that print neither as "MNEMONIC dsts, srcs" nor without operands.
+  void own_syntax(const Instruction& i) {
     const std::string group = ".cta_group::" + std::to_string(i.int_arg());
     const auto& d = i.dsts();
     const auto& s = i.srcs();
-    auto dst_srcs = [&](const std::string& mnemonic) {
-      out_ += mnemonic + " ";
-      list(d, false);
-      out_ += ", ";
-      list(s, false);
-    };
     switch (i.op()) {
-      case Op::kMov:
-        dst_srcs("mov." + t);
-        break;
-      case Op::kLdParam:
-        dst_srcs("ld.param." + t);
-        break;
-      case Op::kStParam:
-        dst_srcs("st.param." + t);
-        break;
-      case Op::kCvtaToGlobal:
-        dst_srcs("cvta.to.global.u64");
-        break;
-      case Op::kAdd:
-        dst_srcs("add." + t);
-        break;
-      case Op::kMulLo:
-        dst_srcs("mul.lo." + t);
-        break;
-      case Op::kMulWide:
-        dst_srcs("mul.wide." + t);
-        break;
-      case Op::kShl:
-        dst_srcs("shl." + t);
-        break;
-      case Op::kShr:
-        dst_srcs("shr." + t);
-        break;
-      case Op::kAnd:
-        dst_srcs("and." + t);
-        break;
-      case Op::kOr:
-        dst_srcs("or." + t);
-        break;
-      case Op::kMin:
-        dst_srcs(std::string("min") + (i.nan_qualifier() ? ".NaN." : ".") + t);
-        break;
-      case Op::kMax:
-        dst_srcs(std::string("max") + (i.nan_qualifier() ? ".NaN." : ".") + t);
-        break;
-      case Op::kAbs:
-        dst_srcs("abs." + t);
-        break;
-      case Op::kSetp:
-        dst_srcs(std::string("setp.") + cmp_name(i.cmp()) + "." + t);
-        break;
       case Op::kBra:
         out_ += (i.int_arg() ? "bra.uni " : "bra ") + i.text();
         break;
@@ -264,15 +296,6 @@ class Printer {
         out_ += ", ";
         list(s, s.size() > 1);
         break;
-      case Op::kLdShared:
-        dst_srcs("ld.shared.u32");
-        break;
-      case Op::kStShared:
-        dst_srcs("st.shared.u32");
-        break;
-      case Op::kRet:
-        out_ += "ret";
-        break;
       case Op::kTcgen05Alloc:
         out_ += "tcgen05.alloc" + group + ".sync.aligned.shared::cta.b32 ";
         operand(d[0]);
@@ -286,61 +309,44 @@ class Printer {
       case Op::kTcgen05Relinquish:
         out_ += "tcgen05.relinquish_alloc_permit" + group + ".sync.aligned";
         break;
-      case Op::kTcgen05WaitLd:
-        out_ += "tcgen05.wait::ld.sync.aligned";
-        break;
-      case Op::kTcgen05WaitSt:
-        out_ += "tcgen05.wait::st.sync.aligned";
-        break;
-      case Op::kTcgen05FenceBefore:
-        out_ += "tcgen05.fence::before_thread_sync";
-        break;
-      case Op::kTcgen05FenceAfter:
-        out_ += "tcgen05.fence::after_thread_sync";
-        break;
       case Op::kTcgen05Ld:
-        // docs/tcgen05-rules.md §Syntax: OPCODE {r}, [taddr]{, imm}; ld.red: OPCODE {r}, redval,
-        // [taddr]{, imm};
-        out_ += i.opcode()->to_string() + " ";
-        if (i.opcode()->reduces()) {
-          list(std::vector<Operand>(d.begin(), d.end() - 1), true);
-          out_ += ", ";
-          operand(d.back());
-        } else {
-          list(d, true);
-        }
-        out_ += ", ";
-        operand(s[0]);
-        if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());
+        tcgen05_load(i);
         break;
       case Op::kTcgen05St:
-        // docs/tcgen05-rules.md §Syntax: OPCODE [taddr]{, imm}, {r};
-        out_ += i.opcode()->to_string() + " ";
-        operand(d[0]);
-        if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());
-        out_ += ", ";
-        list(s, true);
-        break;
-      case Op::kMembarCta:
-        out_ += "membar.cta";
-        break;
-      case Op::kBarWarpSync:
-        out_ += "bar.warp.sync -1";
-        break;
-      case Op::kClusterArrive:
-        out_ += "barrier.cluster.arrive.aligned";
-        break;
-      case Op::kClusterWait:
-        out_ += "barrier.cluster.wait.aligned";
+        tcgen05_store(i);
         break;
       case Op::kUncheckedRaw:
         out_ += i.text();
         break;
-      case Op::kLabel:
-      case Op::kComment:
+      default:  // printed by instruction()
         break;
     }
-    out_ += ";\n";
+  }
+
+  void tcgen05_load(const Instruction& i) {
+    // docs/tcgen05-rules.md §Syntax: OPCODE {r}, [taddr]{, imm}; ld.red: OPCODE {r}, redval,
+    // [taddr]{, imm};
+    const auto& d = i.dsts();
+    out_ += i.opcode()->to_string() + " ";
+    if (i.opcode()->reduces()) {
+      list(std::vector<Operand>(d.begin(), d.end() - 1), true);
+      out_ += ", ";
+      operand(d.back());
+    } else {
+      list(d, true);
+    }
+    out_ += ", ";
+    operand(i.srcs()[0]);
+    if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());
+  }
+
+  void tcgen05_store(const Instruction& i) {
+    // docs/tcgen05-rules.md §Syntax: OPCODE [taddr]{, imm}, {r};
+    out_ += i.opcode()->to_string() + " ";
+    operand(i.dsts()[0]);
+    if (i.split_imm()) out_ += ", " + std::to_string(*i.split_imm());
+    out_ += ", ";
+    list(i.srcs(), true);
   }
 
   std::string out_;
