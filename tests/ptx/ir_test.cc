@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "common/ptx_fixtures.h"
 
@@ -490,6 +492,90 @@ TEST(PtxVerify, RejectsMisusedReturnParameters) {
     f.emit(Instruction::ret());
     EXPECT_EQ(print_error(m), ErrorCode::kInternal);
   }
+}
+
+// The verifier's message for a function "bad" holding one instruction, after a declared shared
+// variable "base" and one register of each class: %r0 (b32), %rd0 (b64), %p0 (pred).
+std::string verify_message(const Instruction& instruction) {
+  Module m;
+  m.add_shared("base");
+  Function& f = m.add_function(Function::Kind::kFunc, "bad");
+  f.new_reg(RegClass::kB32);
+  f.new_reg(RegClass::kB64);
+  f.new_reg(RegClass::kPred);
+  f.emit(instruction);
+  auto verified = m.verify();
+  if (verified.ok()) return "accepted";
+  EXPECT_EQ(verified.error().code(), ErrorCode::kInternal) << verified.error().message();
+  return verified.error().message();
+}
+
+// Each operand rule of the verifier with its message word for word, so that how the checks are
+// arranged cannot change what an IR misuse reports.
+TEST(PtxVerify, OperandRulesWordForWord) {
+  const Reg r{RegClass::kB32, 0}, d{RegClass::kB64, 0}, p{RegClass::kPred, 0};
+  const std::pair<Instruction, std::string> kCases[] = {
+      {Instruction::mov(Type::kU32, d, Operand::imm(0)), "mov destination does not match its type"},
+      {Instruction::mov(Type::kU64, d, Operand::special(SpecialReg::kTidX)),
+       "special registers are read with a 32-bit mov"},
+      {Instruction::mov(Type::kU32, r, Operand::symbol("nowhere")),
+       "mov of undeclared symbol 'nowhere'"},
+      {Instruction::mov(Type::kU32, r, d), "mov source does not match its type"},
+      {Instruction::mov(Type::kU32, r, Operand::addr(r)), "mov takes no address"},
+      {Instruction::ld_param(Type::kPred, p, "x"), "ld.param destination"},
+      {Instruction::ld_param(Type::kU32, r, "x"), "ld.param of unknown parameter 'x'"},
+      {Instruction::st_param(Type::kB32, "x", r), "st.param to 'x', which is no return parameter"},
+      {Instruction::cvta_to_global(d, r), "cvta.to.global needs 64-bit registers"},
+      {Instruction::add(Type::kU32, r, r, d), "arithmetic operands do not match the type"},
+      {Instruction::mul_lo(Type::kPred, p, p, p), "arithmetic operands do not match the type"},
+      {Instruction::min(Type::kB32, r, r, r), "min/max take u32, s32 or f32 operands"},
+      {Instruction::max(Type::kU32, r, r, r, true), "min/max.NaN needs f32"},
+      {Instruction::abs_f32(d, r), "abs.f32 takes 32-bit registers"},
+      {Instruction::bit_and(Type::kU32, r, d, r), "logic operands do not match the type"},
+      {Instruction::bit_or(Type::kPred, p, p, Operand::imm(1)),
+       "logic operands do not match the type"},
+      {Instruction::shl(Type::kU64, d, d, d), "shift operands do not match the type"},
+      {Instruction::shr(Type::kPred, p, p, r), "shift operands do not match the type"},
+      {Instruction::mul_wide(Type::kU64, d, r, r),
+       "mul.wide takes 32-bit sources and a 64-bit destination"},
+      {Instruction::setp(Cmp::kEq, Type::kU32, r, r, r), "setp operands do not match the type"},
+      {Instruction::comment("two\nlines"), "a comment holds a line break"},
+      {Instruction::bar_sync(16), "bar.sync barrier must be 0..15"},
+      {Instruction::ld_global({r, r, r}, Operand::addr(d)),
+       "global access takes 1, 2 or 4 registers"},
+      {Instruction::st_global(Operand::addr(d), {d}), "global access takes 32-bit registers"},
+      {Instruction::ld_global({r}, Operand::addr(r)), "global address must be a 64-bit register"},
+      {Instruction::ld_shared(d, Operand::addr("base")), "shared access takes a 32-bit register"},
+      {Instruction::st_shared(Operand::addr("nowhere"), r),
+       "shared address must be a register or a declared shared variable"},
+      {Instruction::tcgen05_alloc(Operand::imm(0), Operand::imm(32)),
+       "alloc destination must be a shared::cta address (rule R28)"},
+      {Instruction::tcgen05_alloc(Operand::addr("base"), Operand::imm(96)),
+       "alloc columns must be 32, 64, 128, 256 or 512 (rule R22)"},
+      {Instruction::tcgen05_dealloc(d, Operand::imm(32)), "dealloc address must be 32-bit"},
+      {Instruction::tcgen05_dealloc(r, Operand::imm(96)),
+       "dealloc columns must be 32, 64, 128, 256 or 512 (rule R22)"},
+      {Instruction::tcgen05_relinquish(3), "cta_group must be 1 or 2, got 3"},
+  };
+  for (const auto& [instruction, message] : kCases)
+    EXPECT_EQ(verify_message(instruction), "ptx ir: bad: instruction 0: " + message);
+  // The accepted forms of the same families.
+  for (const Instruction& fine :
+       {Instruction::mov(Type::kU32, r, Operand::special(SpecialReg::kTidX)),
+        Instruction::bit_or(Type::kPred, p, p, p), Instruction::max(Type::kF32, r, r, r, true),
+        Instruction::bar_sync(15), Instruction::st_shared(Operand::addr("base"), r),
+        Instruction::tcgen05_relinquish(2)})
+    EXPECT_EQ(verify_message(fine), "accepted");
+  // st.param into a return parameter: its source, and its bounds.
+  const Reg r0{RegClass::kB32, 0};
+  EXPECT_EQ(
+      print(func_with_return(Instruction::st_param(Type::kB32, "regs", Reg{RegClass::kB64, 0}, 4)))
+          .error()
+          .message(),
+      "ptx ir: two_words: instruction 3: st.param source does not match its type");
+  EXPECT_EQ(
+      print(func_with_return(Instruction::st_param(Type::kB32, "regs", r0, 8))).error().message(),
+      "ptx ir: two_words: instruction 3: st.param writes outside return parameter 'regs'");
 }
 
 TEST(PtxVerify, RejectsDuplicateNames) {
