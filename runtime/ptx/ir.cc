@@ -560,87 +560,197 @@ class FunctionVerifier {
   }
 
   std::optional<Error> check(const Instruction& i) {
+    switch (i.op()) {
+      case Op::kMov:
+        return check_mov(i);
+      case Op::kLdParam:
+        return check_ld_param(i);
+      case Op::kStParam:
+        return check_st_param(i);
+      case Op::kCvtaToGlobal:
+      case Op::kAbs:
+        return check_unary(i);
+      case Op::kAdd:
+      case Op::kMulLo:
+      case Op::kMulWide:
+      case Op::kSetp:
+        return check_arithmetic(i);
+      case Op::kMin:
+      case Op::kMax:
+        return check_min_max(i);
+      case Op::kAnd:
+      case Op::kOr:
+      case Op::kShl:
+      case Op::kShr:
+        return check_bitwise(i);
+      case Op::kLdGlobal:
+      case Op::kStGlobal:
+        return check_global(i);
+      case Op::kLdShared:
+      case Op::kStShared:
+        return check_shared(i);
+      case Op::kTcgen05Alloc:
+        return check_alloc(i);
+      case Op::kTcgen05Dealloc:
+        return check_dealloc(i);
+      case Op::kTcgen05Relinquish:
+        return check_cta_group(i);
+      case Op::kTcgen05Ld:
+      case Op::kTcgen05St:
+        return check_tcgen05(i);
+      default:
+        return check_control(i);
+    }
+  }
+
+  std::optional<Error> check_mov(const Instruction& i) const {
+    const RegClass cls = class_of(i.type());
+    if (!reg_ok(i.dsts()[0].reg(), cls)) return bad("mov destination does not match its type");
+    const Operand& src = i.srcs()[0];
+    if (src.kind() == Operand::Kind::kSpecial && cls != RegClass::kB32)
+      return bad("special registers are read with a 32-bit mov");
+    if (src.kind() == Operand::Kind::kSymbol &&
+        (cls == RegClass::kPred || !shared_declared(src.symbol_name())))
+      return bad("mov of undeclared symbol '" + src.symbol_name() + "'");
+    if (src.kind() == Operand::Kind::kReg && !reg_ok(src.reg(), cls))
+      return bad("mov source does not match its type");
+    if (src.kind() == Operand::Kind::kAddress) return bad("mov takes no address");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_ld_param(const Instruction& i) const {
+    const RegClass cls = class_of(i.type());
+    if (cls == RegClass::kPred || !reg_ok(i.dsts()[0].reg(), cls))
+      return bad("ld.param destination");
+    if (!param_declared(i.srcs()[0].symbol_name()))
+      return bad("ld.param of unknown parameter '" + i.srcs()[0].symbol_name() + "'");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_st_param(const Instruction& i) const {
+    const RegClass cls = class_of(i.type());
+    const Operand& dst = i.dsts()[0];
+    const Param* p = return_param(dst.symbol_name());
+    if (p == nullptr)
+      return bad("st.param to '" + dst.symbol_name() + "', which is no return parameter");
+    if (cls == RegClass::kPred || !operand_is(i.srcs()[0], cls, false))
+      return bad("st.param source does not match its type");
+    const std::int64_t bytes = type_bits(i.type()) / 8;
+    const bool fits = p->array_bytes > 0 ? dst.imm_value() >= 0 && dst.imm_value() % bytes == 0 &&
+                                               dst.imm_value() + bytes <= p->array_bytes
+                                         : dst.imm_value() == 0 && class_of(p->type) == cls;
+    if (!fits) return bad("st.param writes outside return parameter '" + p->name + "'");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_unary(const Instruction& i) const {
+    const auto& d = i.dsts();
+    const auto& s = i.srcs();
+    if (i.op() == Op::kCvtaToGlobal) {
+      if (!reg_ok(d[0].reg(), RegClass::kB64) || !operand_is(s[0], RegClass::kB64, false))
+        return bad("cvta.to.global needs 64-bit registers");
+      return std::nullopt;
+    }
+    if (!reg_ok(d[0].reg(), RegClass::kB32) || !operand_is(s[0], RegClass::kB32, false))
+      return bad("abs.f32 takes 32-bit registers");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_arithmetic(const Instruction& i) const {
     const RegClass cls = class_of(i.type());
     const auto& d = i.dsts();
     const auto& s = i.srcs();
     switch (i.op()) {
-      case Op::kMov: {
-        if (!reg_ok(d[0].reg(), cls)) return bad("mov destination does not match its type");
-        const Operand& src = s[0];
-        if (src.kind() == Operand::Kind::kSpecial && cls != RegClass::kB32)
-          return bad("special registers are read with a 32-bit mov");
-        if (src.kind() == Operand::Kind::kSymbol &&
-            (cls == RegClass::kPred || !shared_declared(src.symbol_name())))
-          return bad("mov of undeclared symbol '" + src.symbol_name() + "'");
-        if (src.kind() == Operand::Kind::kReg && !reg_ok(src.reg(), cls))
-          return bad("mov source does not match its type");
-        if (src.kind() == Operand::Kind::kAddress) return bad("mov takes no address");
-        return std::nullopt;
-      }
-      case Op::kLdParam:
-        if (cls == RegClass::kPred || !reg_ok(d[0].reg(), cls)) return bad("ld.param destination");
-        if (!param_declared(s[0].symbol_name()))
-          return bad("ld.param of unknown parameter '" + s[0].symbol_name() + "'");
-        return std::nullopt;
-      case Op::kStParam: {
-        const Param* p = return_param(d[0].symbol_name());
-        if (p == nullptr)
-          return bad("st.param to '" + d[0].symbol_name() + "', which is no return parameter");
-        if (cls == RegClass::kPred || !operand_is(s[0], cls, false))
-          return bad("st.param source does not match its type");
-        const std::int64_t bytes = type_bits(i.type()) / 8;
-        const bool fits = p->array_bytes > 0
-                              ? d[0].imm_value() >= 0 && d[0].imm_value() % bytes == 0 &&
-                                    d[0].imm_value() + bytes <= p->array_bytes
-                              : d[0].imm_value() == 0 && class_of(p->type) == cls;
-        if (!fits) return bad("st.param writes outside return parameter '" + p->name + "'");
-        return std::nullopt;
-      }
-      case Op::kCvtaToGlobal:
-        if (!reg_ok(d[0].reg(), RegClass::kB64) || !operand_is(s[0], RegClass::kB64, false))
-          return bad("cvta.to.global needs 64-bit registers");
-        return std::nullopt;
       case Op::kAdd:
       case Op::kMulLo:
         if (cls == RegClass::kPred || !reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, true) ||
             !operand_is(s[1], cls, true))
           return bad("arithmetic operands do not match the type");
         return std::nullopt;
-      case Op::kMin:
-      case Op::kMax:
-        if ((i.type() != Type::kU32 && i.type() != Type::kS32 && i.type() != Type::kF32) ||
-            !reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, true) ||
-            !operand_is(s[1], cls, true))
-          return bad("min/max take u32, s32 or f32 operands");
-        if (i.nan_qualifier() && i.type() != Type::kF32) return bad("min/max.NaN needs f32");
-        return std::nullopt;
-      case Op::kAbs:
-        if (!reg_ok(d[0].reg(), RegClass::kB32) || !operand_is(s[0], RegClass::kB32, false))
-          return bad("abs.f32 takes 32-bit registers");
-        return std::nullopt;
-      case Op::kAnd:
-      case Op::kOr:
-        if (!reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, cls != RegClass::kPred) ||
-            !operand_is(s[1], cls, cls != RegClass::kPred))
-          return bad("logic operands do not match the type");
-        return std::nullopt;
-      case Op::kShl:
-      case Op::kShr:
-        // The shift amount is always .u32 (PTX ISA shl/shr).
-        if (cls == RegClass::kPred || !reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, true) ||
-            !operand_is(s[1], RegClass::kB32, true))
-          return bad("shift operands do not match the type");
-        return std::nullopt;
       case Op::kMulWide:
         if (cls != RegClass::kB32 || !reg_ok(d[0].reg(), RegClass::kB64) ||
             !operand_is(s[0], RegClass::kB32, true) || !operand_is(s[1], RegClass::kB32, true))
           return bad("mul.wide takes 32-bit sources and a 64-bit destination");
         return std::nullopt;
-      case Op::kSetp:
+      default:  // kSetp
         if (cls == RegClass::kPred || !reg_ok(d[0].reg(), RegClass::kPred) ||
             !operand_is(s[0], cls, true) || !operand_is(s[1], cls, true))
           return bad("setp operands do not match the type");
         return std::nullopt;
+    }
+  }
+
+  std::optional<Error> check_bitwise(const Instruction& i) const {
+    const RegClass cls = class_of(i.type());
+    const auto& d = i.dsts();
+    const auto& s = i.srcs();
+    if (i.op() == Op::kAnd || i.op() == Op::kOr) {
+      if (!reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, cls != RegClass::kPred) ||
+          !operand_is(s[1], cls, cls != RegClass::kPred))
+        return bad("logic operands do not match the type");
+      return std::nullopt;
+    }
+    // The shift amount is always .u32 (PTX ISA shl/shr).
+    if (cls == RegClass::kPred || !reg_ok(d[0].reg(), cls) || !operand_is(s[0], cls, true) ||
+        !operand_is(s[1], RegClass::kB32, true))
+      return bad("shift operands do not match the type");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_min_max(const Instruction& i) const {
+    const RegClass cls = class_of(i.type());
+    if ((i.type() != Type::kU32 && i.type() != Type::kS32 && i.type() != Type::kF32) ||
+        !reg_ok(i.dsts()[0].reg(), cls) || !operand_is(i.srcs()[0], cls, true) ||
+        !operand_is(i.srcs()[1], cls, true))
+      return bad("min/max take u32, s32 or f32 operands");
+    if (i.nan_qualifier() && i.type() != Type::kF32) return bad("min/max.NaN needs f32");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_global(const Instruction& i) const {
+    const bool load = i.op() == Op::kLdGlobal;
+    const auto& regs = load ? i.dsts() : i.srcs();
+    const auto& addr = load ? i.srcs() : i.dsts();
+    if (regs.size() != 1 && regs.size() != 2 && regs.size() != 4)
+      return bad("global access takes 1, 2 or 4 registers");
+    if (!all_b32(regs)) return bad("global access takes 32-bit registers");
+    if (!address_is(addr[0], {RegClass::kB64}, false))
+      return bad("global address must be a 64-bit register");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_shared(const Instruction& i) const {
+    const bool load = i.op() == Op::kLdShared;
+    const Operand& reg = load ? i.dsts()[0] : i.srcs()[0];
+    const Operand& addr = load ? i.srcs()[0] : i.dsts()[0];
+    if (!operand_is(reg, RegClass::kB32, false))
+      return bad("shared access takes a 32-bit register");
+    if (!address_is(addr, {RegClass::kB32, RegClass::kB64}, true))
+      return bad("shared address must be a register or a declared shared variable");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_alloc(const Instruction& i) {
+    if (auto error = check_cta_group(i)) return error;
+    if (!address_is(i.dsts()[0], {RegClass::kB32, RegClass::kB64}, true))
+      return bad("alloc destination must be a shared::cta address (rule R28)");
+    if (!ncols_ok(i.srcs()[0]))
+      return bad("alloc columns must be 32, 64, 128, 256 or 512 (rule R22)");
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_dealloc(const Instruction& i) {
+    if (auto error = check_cta_group(i)) return error;
+    if (!operand_is(i.srcs()[0], RegClass::kB32, false))
+      return bad("dealloc address must be 32-bit");
+    if (!ncols_ok(i.srcs()[1]))
+      return bad("dealloc columns must be 32, 64, 128, 256 or 512 (rule R22)");
+    return std::nullopt;
+  }
+
+  // Branches, barriers, waits, fences, labels and comments: at most an argument to check.
+  std::optional<Error> check_control(const Instruction& i) const {
+    switch (i.op()) {
       case Op::kBra:
       case Op::kRet:
       case Op::kLabel:
@@ -652,6 +762,7 @@ class FunctionVerifier {
       case Op::kBarWarpSync:
       case Op::kClusterArrive:
       case Op::kClusterWait:
+      case Op::kUncheckedRaw:
         return std::nullopt;
       case Op::kComment:
         if (i.text().find_first_of("\r\n") != std::string::npos)
@@ -660,48 +771,9 @@ class FunctionVerifier {
       case Op::kBarSync:
         if (i.int_arg() < 0 || i.int_arg() > 15) return bad("bar.sync barrier must be 0..15");
         return std::nullopt;
-      case Op::kLdGlobal:
-      case Op::kStGlobal: {
-        const bool load = i.op() == Op::kLdGlobal;
-        const auto& regs = load ? d : s;
-        const auto& addr = load ? s : d;
-        if (regs.size() != 1 && regs.size() != 2 && regs.size() != 4)
-          return bad("global access takes 1, 2 or 4 registers");
-        if (!all_b32(regs)) return bad("global access takes 32-bit registers");
-        if (!address_is(addr[0], {RegClass::kB64}, false))
-          return bad("global address must be a 64-bit register");
-        return std::nullopt;
-      }
-      case Op::kLdShared:
-      case Op::kStShared: {
-        const bool load = i.op() == Op::kLdShared;
-        if (!operand_is(load ? d[0] : s[0], RegClass::kB32, false))
-          return bad("shared access takes a 32-bit register");
-        if (!address_is(load ? s[0] : d[0], {RegClass::kB32, RegClass::kB64}, true))
-          return bad("shared address must be a register or a declared shared variable");
-        return std::nullopt;
-      }
-      case Op::kTcgen05Alloc:
-        if (auto error = check_cta_group(i)) return error;
-        if (!address_is(d[0], {RegClass::kB32, RegClass::kB64}, true))
-          return bad("alloc destination must be a shared::cta address (rule R28)");
-        if (!ncols_ok(s[0])) return bad("alloc columns must be 32, 64, 128, 256 or 512 (rule R22)");
-        return std::nullopt;
-      case Op::kTcgen05Dealloc:
-        if (auto error = check_cta_group(i)) return error;
-        if (!operand_is(s[0], RegClass::kB32, false)) return bad("dealloc address must be 32-bit");
-        if (!ncols_ok(s[1]))
-          return bad("dealloc columns must be 32, 64, 128, 256 or 512 (rule R22)");
-        return std::nullopt;
-      case Op::kTcgen05Relinquish:
-        return check_cta_group(i);
-      case Op::kTcgen05Ld:
-      case Op::kTcgen05St:
-        return check_tcgen05(i);
-      case Op::kUncheckedRaw:
-        return std::nullopt;
+      default:
+        return bad("unknown instruction kind");
     }
-    return bad("unknown instruction kind");
   }
 
   const Module& module_;
