@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 
@@ -542,6 +544,83 @@ TEST(SimRules, RepeatedLoadDestinationR13) {
   f.emit(Instruction::tcgen05_ld(op("tcgen05.ld.sync.aligned.32x32b.x2.b32"), {r, r}, k.base));
   f.emit(Instruction::ret());
   expect_violation(k.module, {"R13", "appears twice"}, 32);
+}
+
+TEST(SimRules, LoadDestinationIsTheAddressRegisterR13) {
+  Kernel k(32);
+  ptx::Function& f = *k.f;
+  k.alloc(Operand::imm(32));
+  k.load_base();
+  f.emit(Instruction::tcgen05_ld(kLd1, {k.base}, k.base));
+  f.emit(Instruction::ret());
+  expect_violation(k.module, {"R13", "destination %r", " is also the TMEM address register"}, 32);
+}
+
+TEST(SimRules, StoreOverALoadInFlightR31) {
+  Kernel k(32);
+  ptx::Function& f = *k.f;
+  k.alloc(Operand::imm(32));
+  k.load_base();
+  Reg value = f.new_reg(RegClass::kB32), back = f.new_reg(RegClass::kB32);
+  f.emit(Instruction::mov(Type::kU32, value, Operand::imm(1)));
+  f.emit(Instruction::tcgen05_st(kSt1, k.base, {value}));
+  f.emit(Instruction::tcgen05_wait_st());
+  f.emit(Instruction::tcgen05_ld(kLd1, {back}, k.base));
+  f.emit(Instruction::tcgen05_st(kSt1, k.base, {value}));  // no wait::ld in between
+  f.emit(Instruction::ret());
+  expect_violation(k.module,
+                   {"R31",
+                    "warp 0 lane 0 register 0 overwrites TMEM lane 0, column 480, which the "
+                    "tcgen05.ld at line",
+                    "by warp 0 reads: warp 0 has not executed tcgen05.wait::ld since"},
+                   32);
+}
+
+TEST(SimRules, SharedWordNothingWrote) {
+  Kernel k(32);
+  ptx::Function& f = *k.f;
+  const std::string other = k.module.add_shared("never_written", 4, 1);
+  Reg value = f.new_reg(RegClass::kB32);
+  f.emit(Instruction::ld_shared(value, Operand::addr(other)));
+  f.emit(Instruction::ret());
+  expect_violation(k.module,
+                   {"shared memory", "reads shared address 0x10, which nothing has written"}, 32);
+}
+
+TEST(SimRules, SharedAddressOutsideSharedMemory) {
+  Kernel k(32);
+  ptx::Function& f = *k.f;
+  Reg value = f.new_reg(RegClass::kB32);
+  f.emit(Instruction::ld_shared(value, Operand::addr(k.smem, 64)));
+  f.emit(Instruction::ret());
+  expect_violation(k.module,
+                   {"shared memory",
+                    "shared address 0x40 is outside the 16 bytes of shared memory "
+                    "or not 4-byte aligned"},
+                   32);
+}
+
+// shr.s is arithmetic and clamps its amount to the width; shl and shr.u of the width or more give
+// 0 (PTX ISA shl, shr); min.s32 compares signed.
+TEST(Sim, ShiftsAndMinFollowPtx) {
+  Kernel k(32);
+  ptx::Function& f = *k.f;
+  std::vector<Reg> r = f.new_regs(RegClass::kB32, 7);
+  f.emit(Instruction::mov(Type::kS32, r[0], Operand::imm(-1024)));
+  f.emit(Instruction::shr(Type::kS32, r[1], r[0], Operand::imm(4)));   // -64
+  f.emit(Instruction::shr(Type::kS32, r[2], r[1], Operand::imm(40)));  // -1: clamped to 31
+  f.emit(Instruction::shr(Type::kU32, r[3], r[2], k.lane));            // 0xFFFFFFFF >> lane
+  f.emit(Instruction::shl(Type::kB32, r[4], r[3], Operand::imm(32)));  // 0
+  f.emit(Instruction::add(Type::kU32, r[5], r[3], r[4]));
+  f.emit(Instruction::min(Type::kS32, r[6], r[5], Operand::imm(1 << 30)));  // lane 0: -1
+  f.emit(Instruction::st_global(Operand::addr(k.row_out), {r[6]}));
+  f.emit(Instruction::ret());
+  RunResult result = run(k.module, 32);
+  ASSERT_TRUE(result.status.ok()) << result.status.error().full_text();
+  for (std::uint32_t lane = 0; lane < 32; ++lane)
+    EXPECT_EQ(result.out[lane],
+              std::min<std::int32_t>(static_cast<std::int32_t>(~0u >> lane), 1 << 30))
+        << lane;
 }
 
 TEST(SimRules, BarrierAfterAWarpExitedDeadlocks) {
