@@ -334,14 +334,6 @@ class Interpreter {
 
   void execute_scalar(int t, const Instruction& i, int pc) {
     Thread& th = threads_[static_cast<size_t>(t)];
-    const auto& d = i.dsts();
-    const auto& s = i.srcs();
-    const int bits = width_of(i.type());
-    const bool signed_type = is_signed(i.type());
-    auto unsupported = [&] {
-      fail(pc, t / 32, t, "the simulator does not execute " + mnemonic(pc), "",
-           ErrorCode::kInternal);
-    };
     switch (i.op()) {
       case Op::kLabel:
       case Op::kComment:
@@ -354,132 +346,151 @@ class Interpreter {
       case Op::kBra:
         th.pc = branch_target_[static_cast<size_t>(pc)];
         return;
-      case Op::kMov:
-        write_reg(t, d[0].reg(), value(t, s[0], bits, pc), pc);
-        break;
-      case Op::kLdParam: {
-        auto it = param_index_.find(s[0].symbol_name());
-        if (it == param_index_.end())
-          fail(pc, t / 32, t, "unknown parameter '" + s[0].symbol_name() + "'", "");
-        write_reg(t, d[0].reg(), params_[it->second] & mask_of(bits), pc);
-        break;
-      }
-      case Op::kCvtaToGlobal:  // simulated generic and global addresses coincide
-        write_reg(t, d[0].reg(), value(t, s[0], 64, pc), pc);
-        break;
-      case Op::kAdd:
-      case Op::kMulLo: {
-        if (i.type() == Type::kF32 || i.type() == Type::kPred) unsupported();
-        const std::uint64_t a = value(t, s[0], bits, pc), b = value(t, s[1], bits, pc);
-        write_reg(t, d[0].reg(), i.op() == Op::kAdd ? a + b : a * b, pc);
-        break;
-      }
-      case Op::kMulWide: {
-        const std::uint64_t a = value(t, s[0], 32, pc), b = value(t, s[1], 32, pc);
-        const std::uint64_t product =
-            signed_type ? static_cast<std::uint64_t>(sign_extend(a, 32) * sign_extend(b, 32))
-                        : a * b;
-        write_reg(t, d[0].reg(), product, pc);
-        break;
-      }
-      case Op::kShl:
-      case Op::kShr: {
-        if (i.type() == Type::kF32 || i.type() == Type::kPred) unsupported();
-        const std::uint64_t a = value(t, s[0], bits, pc), amount = value(t, s[1], 32, pc);
-        std::uint64_t result;
-        if (i.op() == Op::kShl) {
-          result = amount >= static_cast<std::uint64_t>(bits) ? 0 : a << amount;
-        } else if (signed_type) {  // shr.s: arithmetic, clamped to the width (PTX ISA shr)
-          const std::int64_t v = sign_extend(a, bits);
-          result = static_cast<std::uint64_t>(
-              v >> std::min<std::uint64_t>(amount, static_cast<std::uint64_t>(bits - 1)));
-        } else {
-          result = amount >= static_cast<std::uint64_t>(bits) ? 0 : a >> amount;
-        }
-        write_reg(t, d[0].reg(), result, pc);
-        break;
-      }
-      case Op::kAnd:
-      case Op::kOr: {
-        if (i.type() == Type::kF32) unsupported();
-        const std::uint64_t a = value(t, s[0], bits, pc), b = value(t, s[1], bits, pc);
-        write_reg(t, d[0].reg(), i.op() == Op::kAnd ? a & b : a | b, pc);
-        break;
-      }
-      case Op::kMin:
-      case Op::kMax: {
-        // The PTX min/max semantics are tmem::reduce_pair's (tmem/reduction.h), .abs excluded.
-        Reduction pair;
-        pair.op = i.op() == Op::kMin ? ReductionOp::kMin : ReductionOp::kMax;
-        pair.type = i.type() == Type::kF32   ? ReductionType::kF32
-                    : i.type() == Type::kS32 ? ReductionType::kS32
-                                             : ReductionType::kU32;
-        pair.nan = i.nan_qualifier();
-        const auto a = static_cast<std::uint32_t>(value(t, s[0], 32, pc));
-        const auto b = static_cast<std::uint32_t>(value(t, s[1], 32, pc));
-        write_reg(t, d[0].reg(), reduce_pair(pair, a, b), pc);
-        break;
-      }
-      case Op::kAbs:  // abs.f32 without .ftz: clears the sign bit, denormals and NaN kept
-        write_reg(t, d[0].reg(), value(t, s[0], 32, pc) & 0x7FFFFFFFu, pc);
-        break;
-      case Op::kSetp:
-        write_reg(t, d[0].reg(), compare(t, i, pc) ? 1 : 0, pc);
-        break;
       case Op::kLdGlobal:
-      case Op::kStGlobal: {
-        const bool load = i.op() == Op::kLdGlobal;
-        const auto& regs = load ? d : s;
-        const int bytes = 4 * static_cast<int>(regs.size());
-        const std::uint64_t at = address(t, load ? s[0] : d[0], pc);
-        std::string why;
-        if (load) {
-          const std::uint32_t* words = global_.read(at, bytes, why);
-          if (!words) fail(pc, t / 32, t, why, "global memory");
-          for (size_t k = 0; k < regs.size(); ++k) write_reg(t, regs[k].reg(), words[k], pc);
-        } else {
-          std::uint32_t* words = global_.write(at, bytes, why);
-          if (!words) fail(pc, t / 32, t, why, "global memory");
-          for (size_t k = 0; k < regs.size(); ++k)
-            words[k] = static_cast<std::uint32_t>(read_reg(t, regs[k].reg(), pc));
-        }
+      case Op::kStGlobal:
+        access_global(t, i, pc);
         break;
-      }
       case Op::kLdShared:
-      case Op::kStShared: {
-        const bool load = i.op() == Op::kLdShared;
-        const std::uint64_t at = address(t, load ? s[0] : d[0], pc);
-        SharedMemory& shared = shareds_[static_cast<size_t>(cta_of(t / 32))];
-        const int barriers = cta_barriers_[static_cast<size_t>(cta_of(t / 32))];
-        SharedMemory::Word* word = shared.word(at);
-        if (!word)
-          fail(pc, t / 32, t,
-               "shared address " + hex32(at) + " is outside the " + std::to_string(shared.bytes()) +
-                   " bytes of shared memory or not 4-byte aligned",
-               "shared memory");
-        if (load) {
-          if (!word->written)
-            fail(pc, t / 32, t, "reads shared address " + hex32(at) + ", which nothing has written",
-                 "shared memory");
-          if (word->writer_warp != t / 32 && word->generation >= barriers)
-            fail(pc, t / 32, t,
-                 "reads shared address " + hex32(at) + ", which " + warp_name(word->writer_warp) +
-                     " wrote, with no barrier (bar.sync) in between",
-                 "data race");
-          write_reg(t, d[0].reg(), word->value, pc);
-        } else {
-          *word = {static_cast<std::uint32_t>(read_reg(t, s[0].reg(), pc)), true, t / 32, barriers};
-        }
+      case Op::kStShared:
+        access_shared(t, i, pc);
         break;
-      }
       case Op::kUncheckedRaw:
         fail(pc, t / 32, t, "the simulator cannot execute raw PTX text ('" + i.text() + "')", "",
              ErrorCode::kInternal);
+      default: {
+        // Fails first for anything that is not a scalar instruction, whose dsts may be empty.
+        const std::uint64_t result = scalar_result(t, i, pc);
+        write_reg(t, i.dsts()[0].reg(), result, pc);
+      }
+    }
+    ++th.pc;
+  }
+
+  [[noreturn]] void unsupported(int t, int pc) const {
+    fail(pc, t / 32, t, "the simulator does not execute " + mnemonic(pc), "", ErrorCode::kInternal);
+  }
+
+  // The value an instruction with one destination register writes there.
+  std::uint64_t scalar_result(int t, const Instruction& i, int pc) const {
+    const auto& s = i.srcs();
+    const int bits = width_of(i.type());
+    switch (i.op()) {
+      case Op::kMov:
+        return value(t, s[0], bits, pc);
+      case Op::kLdParam:
+        return param(t, s[0].symbol_name(), pc) & mask_of(bits);
+      case Op::kCvtaToGlobal:  // simulated generic and global addresses coincide
+        return value(t, s[0], 64, pc);
+      case Op::kAdd:
+      case Op::kMulLo: {
+        if (i.type() == Type::kF32 || i.type() == Type::kPred) unsupported(t, pc);
+        const std::uint64_t a = value(t, s[0], bits, pc), b = value(t, s[1], bits, pc);
+        return i.op() == Op::kAdd ? a + b : a * b;
+      }
+      case Op::kMulWide: {
+        const std::uint64_t a = value(t, s[0], 32, pc), b = value(t, s[1], 32, pc);
+        return is_signed(i.type())
+                   ? static_cast<std::uint64_t>(sign_extend(a, 32) * sign_extend(b, 32))
+                   : a * b;
+      }
+      case Op::kShl:
+      case Op::kShr:
+        return shift(t, i, pc);
+      case Op::kAnd:
+      case Op::kOr: {
+        if (i.type() == Type::kF32) unsupported(t, pc);
+        const std::uint64_t a = value(t, s[0], bits, pc), b = value(t, s[1], bits, pc);
+        return i.op() == Op::kAnd ? a & b : a | b;
+      }
+      case Op::kMin:
+      case Op::kMax:
+        return min_max(t, i, pc);
+      case Op::kAbs:  // abs.f32 without .ftz: clears the sign bit, denormals and NaN kept
+        return value(t, s[0], 32, pc) & 0x7FFFFFFFu;
+      case Op::kSetp:
+        return compare(t, i, pc) ? 1 : 0;
       default:
         fail(pc, t / 32, t, "internal: " + mnemonic(pc) + " is not a scalar instruction", "",
              ErrorCode::kInternal);
     }
-    ++th.pc;
+  }
+
+  std::uint64_t param(int t, const std::string& name, int pc) const {
+    auto it = param_index_.find(name);
+    if (it == param_index_.end()) fail(pc, t / 32, t, "unknown parameter '" + name + "'", "");
+    return params_[it->second];
+  }
+
+  std::uint64_t shift(int t, const Instruction& i, int pc) const {
+    if (i.type() == Type::kF32 || i.type() == Type::kPred) unsupported(t, pc);
+    const int bits = width_of(i.type());
+    const std::uint64_t a = value(t, i.srcs()[0], bits, pc);
+    const std::uint64_t amount = value(t, i.srcs()[1], 32, pc);
+    if (i.op() == Op::kShl) return amount >= static_cast<std::uint64_t>(bits) ? 0 : a << amount;
+    if (is_signed(i.type())) {  // shr.s: arithmetic, clamped to the width (PTX ISA shr)
+      const std::int64_t v = sign_extend(a, bits);
+      return static_cast<std::uint64_t>(
+          v >> std::min<std::uint64_t>(amount, static_cast<std::uint64_t>(bits - 1)));
+    }
+    return amount >= static_cast<std::uint64_t>(bits) ? 0 : a >> amount;
+  }
+
+  std::uint64_t min_max(int t, const Instruction& i, int pc) const {
+    // The PTX min/max semantics are tmem::reduce_pair's (tmem/reduction.h), .abs excluded.
+    Reduction pair;
+    pair.op = i.op() == Op::kMin ? ReductionOp::kMin : ReductionOp::kMax;
+    pair.type = i.type() == Type::kF32   ? ReductionType::kF32
+                : i.type() == Type::kS32 ? ReductionType::kS32
+                                         : ReductionType::kU32;
+    pair.nan = i.nan_qualifier();
+    const auto a = static_cast<std::uint32_t>(value(t, i.srcs()[0], 32, pc));
+    const auto b = static_cast<std::uint32_t>(value(t, i.srcs()[1], 32, pc));
+    return reduce_pair(pair, a, b);
+  }
+
+  void access_global(int t, const Instruction& i, int pc) {
+    const bool load = i.op() == Op::kLdGlobal;
+    const auto& regs = load ? i.dsts() : i.srcs();
+    const int bytes = 4 * static_cast<int>(regs.size());
+    const std::uint64_t at = address(t, load ? i.srcs()[0] : i.dsts()[0], pc);
+    std::string why;
+    if (load) {
+      const std::uint32_t* words = global_.read(at, bytes, why);
+      if (!words) fail(pc, t / 32, t, why, "global memory");
+      for (size_t k = 0; k < regs.size(); ++k) write_reg(t, regs[k].reg(), words[k], pc);
+    } else {
+      std::uint32_t* words = global_.write(at, bytes, why);
+      if (!words) fail(pc, t / 32, t, why, "global memory");
+      for (size_t k = 0; k < regs.size(); ++k)
+        words[k] = static_cast<std::uint32_t>(read_reg(t, regs[k].reg(), pc));
+    }
+  }
+
+  void access_shared(int t, const Instruction& i, int pc) {
+    const bool load = i.op() == Op::kLdShared;
+    const std::uint64_t at = address(t, load ? i.srcs()[0] : i.dsts()[0], pc);
+    SharedMemory& shared = shareds_[static_cast<size_t>(cta_of(t / 32))];
+    const int barriers = cta_barriers_[static_cast<size_t>(cta_of(t / 32))];
+    SharedMemory::Word* word = shared.word(at);
+    if (!word)
+      fail(pc, t / 32, t,
+           "shared address " + hex32(at) + " is outside the " + std::to_string(shared.bytes()) +
+               " bytes of shared memory or not 4-byte aligned",
+           "shared memory");
+    if (!load) {
+      *word = {static_cast<std::uint32_t>(read_reg(t, i.srcs()[0].reg(), pc)), true, t / 32,
+               barriers};
+      return;
+    }
+    if (!word->written)
+      fail(pc, t / 32, t, "reads shared address " + hex32(at) + ", which nothing has written",
+           "shared memory");
+    if (word->writer_warp != t / 32 && word->generation >= barriers)
+      fail(pc, t / 32, t,
+           "reads shared address " + hex32(at) + ", which " + warp_name(word->writer_warp) +
+               " wrote, with no barrier (bar.sync) in between",
+           "data race");
+    write_reg(t, i.dsts()[0].reg(), word->value, pc);
   }
 
   bool compare(int t, const Instruction& i, int pc) const {
@@ -1048,6 +1059,28 @@ class Interpreter {
     return "TMEM lane " + std::to_string(lane) + ", column " + std::to_string(column);
   }
 
+  // One tcgen05.ld / tcgen05.st of warp `w`, as its cells are visited.
+  struct TmemAccess {
+    const Opcode& op;
+    bool load;
+    int w;
+    int pc;
+    std::uint32_t taddr;
+    std::uint32_t imm;  // the split address's immediate, added by the second access
+    OpRef self;
+    int slab;  // the first of the 32 TMEM lanes the warp may access
+    std::string warp;
+    Tmem& tmem;
+    int pair_checked = -1;  // the block whose pair was checked last
+  };
+  // Where one register of one thread meets a TMEM cell.
+  struct CellVisit {
+    int thread_lane;  // the thread's lane in the warp
+    int reg;          // the register's index in the vector
+    int lane;         // the TMEM lane
+    int column;       // the TMEM column
+  };
+
   // tcgen05.ld / tcgen05.st: the native image (docs/tcgen05-rules.md §Images) at the address in the
   // register.
   void transfer(int w, const Instruction& i, int pc) {
@@ -1057,6 +1090,47 @@ class Interpreter {
     const Operand& addr = load ? i.srcs()[0] : i.dsts()[0];
     const int nregs = op.regs_per_thread();
     // ld.red: the vector, then redval (docs/tcgen05-rules.md §Syntax).
+    const bool reduces = load && op.reduces();
+    check_transfer_registers(w, pc, op, load, operands, addr);
+    const std::span<const Operand> regs(operands.data(), static_cast<size_t>(nregs));
+    const auto taddr = static_cast<std::uint32_t>(uniform(w, pc, addr, "the TMEM address", true));
+    const auto imm =
+        static_cast<std::uint32_t>(i.split_imm().value_or(0));  // a 32-bit address add, mod 2^32
+    const OpRef self = order_.issue(w, load ? OpKind::kLoad : OpKind::kStore, pc);
+    TmemAccess access{.op = op,
+                      .load = load,
+                      .w = w,
+                      .pc = pc,
+                      .taddr = taddr,
+                      .imm = imm,
+                      .self = self,
+                      .slab = 32 * (local_warp(w) % 4),
+                      .warp = warp_name(w),
+                      .tmem = tmem_of(w)};
+
+    std::vector<std::uint32_t> data(static_cast<size_t>(32 * nregs), 0);
+    if (!load)
+      for (int l = 0; l < 32; ++l)
+        for (int r = 0; r < nregs; ++r)
+          data[static_cast<size_t>(l * nregs + r)] = static_cast<std::uint32_t>(
+              read_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(), pc));
+
+    std::array<TmemCell, 2> cells;
+    for (int l = 0; l < 32; ++l)
+      for (int r = 0; r < nregs; ++r) {
+        const int count = tmem_cells(op, l, r, cells);
+        for (int k = 0; k < count; ++k)
+          visit_cell(access, l, r, cells[static_cast<size_t>(k)],
+                     data[static_cast<size_t>(l * nregs + r)]);
+      }
+    if (load) write_loaded(w, pc, op, regs, reduces ? &operands.back() : nullptr, data);
+  }
+
+  // The register operands of a tcgen05.ld / tcgen05.st: the count the shape needs, and no
+  // destination repeated (docs/tcgen05-rules.md §Syntax).
+  void check_transfer_registers(int w, int pc, const Opcode& op, bool load,
+                                const std::vector<Operand>& operands, const Operand& addr) const {
+    const int nregs = op.regs_per_thread();
     const bool reduces = load && op.reduces();
     if (static_cast<int>(operands.size()) != nregs + (reduces ? 1 : 0))
       fail(pc, w, -1,
@@ -1072,144 +1146,152 @@ class Interpreter {
            "redval " + operands.back().reg().name() +
                " is also a destination of the vector or the TMEM address register",
            "R13");
-    if (load) {  // R13 (policy): the meaning of a repeated destination is not defined
-      for (size_t a = 0; a < regs.size(); ++a) {
-        if (regs[a].reg() == addr.reg())
-          fail(pc, w, -1,
-               "destination " + regs[a].reg().name() + " is also the TMEM address register", "R13");
-        for (size_t b = a + 1; b < regs.size(); ++b)
-          if (regs[a].reg() == regs[b].reg())
-            fail(pc, w, -1, "destination " + regs[a].reg().name() + " appears twice in the vector",
-                 "R13");
-      }
+    if (!load) return;
+    // R13 (policy): the meaning of a repeated destination is not defined
+    for (size_t a = 0; a < regs.size(); ++a) {
+      if (regs[a].reg() == addr.reg())
+        fail(pc, w, -1,
+             "destination " + regs[a].reg().name() + " is also the TMEM address register", "R13");
+      for (size_t b = a + 1; b < regs.size(); ++b)
+        if (regs[a].reg() == regs[b].reg())
+          fail(pc, w, -1, "destination " + regs[a].reg().name() + " appears twice in the vector",
+               "R13");
     }
-    const auto taddr = static_cast<std::uint32_t>(uniform(w, pc, addr, "the TMEM address", true));
-    const auto imm =
-        static_cast<std::uint32_t>(i.split_imm().value_or(0));  // a 32-bit address add, mod 2^32
-    const OpRef self = order_.issue(w, load ? OpKind::kLoad : OpKind::kStore, pc);
-    const int slab = 32 * (local_warp(w) % 4);
-    const std::string warp = warp_name(w);
-    Tmem& tmem = tmem_of(w);
-    int pair_checked = -1;  // the block whose pair was checked last
+  }
 
-    std::vector<std::uint32_t> data(static_cast<size_t>(32 * nregs), 0);
-    if (!load)
-      for (int l = 0; l < 32; ++l)
-        for (int r = 0; r < nregs; ++r)
-          data[static_cast<size_t>(l * nregs + r)] = static_cast<std::uint32_t>(
-              read_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(), pc));
+  // One cell of the access: the address rules first (R16, R17, R19, R31), then the move.
+  void visit_cell(TmemAccess& access, int thread_lane, int reg, const TmemCell& at,
+                  std::uint32_t& word) {
+    const std::uint32_t base = at.access ? access.taddr + access.imm : access.taddr;
+    const CellVisit visit{thread_lane, reg, static_cast<int>(base >> 16) + at.row,
+                          static_cast<int>(base & 0xFFFF) + at.col};
+    Cell& c = checked_cell(access, visit);
+    if (access.load)
+      load_cell(access, visit, c, at.half, word);
+    else
+      store_cell(access, visit, c, at.half, word);
+  }
 
-    std::array<TmemCell, 2> cells;
+  // Built only on failure: the cell loop runs for every cell of every access.
+  [[noreturn]] void fail_cell(const TmemAccess& access, const CellVisit& visit,
+                              const std::string& what, const std::string& rule) const {
+    fail(access.pc, access.w, 32 * access.w + visit.thread_lane,
+         access.warp + " lane " + std::to_string(visit.thread_lane) + " register " +
+             std::to_string(visit.reg) + what,
+         rule);
+  }
+
+  // The cell, once the warp may touch it: inside TMEM and its lane slab, allocated, and the alloc
+  // (and a cta_group::2 peer's) handed over to the warp.
+  Cell& checked_cell(TmemAccess& access, const CellVisit& visit) {
+    const int w = access.w;
+    if (visit.lane >= kTmemLanes || visit.column >= kTmemColumns)
+      fail_cell(access, visit,
+                " addresses " + cell_text(visit.lane, visit.column) +
+                    ", outside the 128 lanes x 512 columns of TMEM",
+                "R16, PTX ISA §9.7.16.1");
+    if (visit.lane < access.slab || visit.lane >= access.slab + 32)
+      fail_cell(access, visit,
+                " addresses " + cell_text(visit.lane, visit.column) + ", but " + access.warp +
+                    " may only access lanes " + std::to_string(access.slab) + ".." +
+                    std::to_string(access.slab + 31),
+                "R17, PTX ISA §9.7.16.8.1");
+    const int block = access.tmem.live_block(visit.column);
+    if (block < 0)
+      fail_cell(access, visit,
+                " addresses " + cell_text(visit.lane, visit.column) + ", which is not allocated",
+                "R19, PTX ISA §9.7.16.1.2");
+    const Allocation& a = access.tmem.allocations()[static_cast<size_t>(block)];
+    if (!order_.visible(OpKind::kAlloc, a.op, w))
+      fail_cell(access, visit,
+                " addresses " + cell_text(visit.lane, visit.column) +
+                    " of the allocation made at " + where(a.op.instr) +
+                    " before it is handed over: " + order_.missing(OpKind::kAlloc, a.op, w),
+                "R31, docs/tcgen05-rules.md §Sync");
+    if (block != access.pair_checked && config_.ctas > 1) {
+      if (const PairAllocation* pair = pair_of(cta_of(w), block))
+        check_peer_allocated(w, access.pc, *pair, access.load ? "reads" : "writes");
+      access.pair_checked = block;
+    }
+    return access.tmem.cell(visit.lane, visit.column);
+  }
+
+  // tcgen05.ld of one cell into `word`; `half` >= 0: pack::16b, the cell's low half into that half.
+  void load_cell(const TmemAccess& access, const CellVisit& visit, Cell& c, int half,
+                 std::uint32_t& word) {
+    const int w = access.w;
+    if (!order_.visible(OpKind::kStore, c.last_store, w))
+      fail_cell(access, visit,
+                " reads " + cell_text(visit.lane, visit.column) + ", which the tcgen05.st at " +
+                    where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
+                    " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
+                "R31, PTX ISA §9.7.16.6");
+    auto mine =
+        std::find_if(c.loads.begin(), c.loads.end(), [&](const OpRef& o) { return o.warp == w; });
+    if (mine == c.loads.end())
+      c.loads.push_back(access.self);
+    else
+      *mine = access.self;
+    if (half < 0)
+      word = c.value;
+    else
+      word |= (c.value & 0xFFFFu) << (16 * half);  // pack::16b: the low half of the cell
+  }
+
+  // tcgen05.st of `word` into one cell; `half` >= 0: unpack::16b, that half into the low half.
+  void store_cell(const TmemAccess& access, const CellVisit& visit, Cell& c, int half,
+                  std::uint32_t word) {
+    const int w = access.w;
+    if (c.last_store.warp == w && c.last_store.seq == access.self.seq)
+      fail_cell(access, visit,
+                " writes " + cell_text(visit.lane, visit.column) +
+                    ", which this instruction already wrote " +
+                    "(the two accesses of 16x32bx2 overlap)",
+                "R20");
+    if (!order_.visible(OpKind::kStore, c.last_store, w))
+      fail_cell(access, visit,
+                " overwrites " + cell_text(visit.lane, visit.column) +
+                    ", which the tcgen05.st at " + where(c.last_store.instr) + " by " +
+                    warp_name(c.last_store.warp) +
+                    " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
+                "R31, PTX ISA §9.7.16.6");
+    for (const OpRef& ld : c.loads)
+      if (!order_.visible(OpKind::kLoad, ld, w))
+        fail_cell(access, visit,
+                  " overwrites " + cell_text(visit.lane, visit.column) +
+                      ", which the tcgen05.ld at " + where(ld.instr) + " by " + warp_name(ld.warp) +
+                      " reads: " + order_.missing(OpKind::kLoad, ld, w),
+                  "R31, PTX ISA §9.7.16.6");
+    c.loads.clear();
+    c.last_store = access.self;
+    if (half < 0) {
+      c.value = word;
+      c.upper_unspecified = false;
+      return;
+    }
+    // unpack::16b defines the low 16 bits only (docs/tcgen05-rules.md §Packing); the upper half
+    // gets junk so that nothing can rely on it.
+    const std::uint32_t junk =
+        (static_cast<std::uint32_t>(visit.lane * 512 + visit.column) * 0x9E37u + access.self.seq) &
+        0xFFFFu;
+    c.value = (junk << 16) | ((word >> (16 * half)) & 0xFFFFu);
+    c.upper_unspecified = true;
+  }
+
+  // The loaded vector into each lane's registers, pending until tcgen05.wait::ld; `redval`, when
+  // not null, gets the ld.red min/max over the lane's values (docs/tcgen05-rules.md §Targets).
+  void write_loaded(int w, int pc, const Opcode& op, std::span<const Operand> regs,
+                    const Operand* redval, const std::vector<std::uint32_t>& data) {
+    const auto nregs = regs.size();
     for (int l = 0; l < 32; ++l) {
-      for (int r = 0; r < nregs; ++r) {
-        const int count = tmem_cells(op, l, r, cells);
-        std::uint32_t& word = data[static_cast<size_t>(l * nregs + r)];
-        for (int k = 0; k < count; ++k) {
-          const TmemCell& at = cells[static_cast<size_t>(k)];
-          const std::uint32_t base = at.access ? taddr + imm : taddr;
-          const int lane = static_cast<int>(base >> 16) + at.row;
-          const int column = static_cast<int>(base & 0xFFFF) + at.col;
-          // Built only on failure: this loop runs for every cell of every access.
-          auto who = [&] {
-            return warp + " lane " + std::to_string(l) + " register " + std::to_string(r);
-          };
-          if (lane >= kTmemLanes || column >= kTmemColumns)
-            fail(pc, w, 32 * w + l,
-                 who() + " addresses " + cell_text(lane, column) +
-                     ", outside the 128 lanes x 512 columns of TMEM",
-                 "R16, PTX ISA §9.7.16.1");
-          if (lane < slab || lane >= slab + 32)
-            fail(pc, w, 32 * w + l,
-                 who() + " addresses " + cell_text(lane, column) + ", but " + warp +
-                     " may only access lanes " + std::to_string(slab) + ".." +
-                     std::to_string(slab + 31),
-                 "R17, PTX ISA §9.7.16.8.1");
-          const int block = tmem.live_block(column);
-          if (block < 0)
-            fail(pc, w, 32 * w + l,
-                 who() + " addresses " + cell_text(lane, column) + ", which is not allocated",
-                 "R19, PTX ISA §9.7.16.1.2");
-          const Allocation& a = tmem.allocations()[static_cast<size_t>(block)];
-          if (!order_.visible(OpKind::kAlloc, a.op, w))
-            fail(pc, w, 32 * w + l,
-                 who() + " addresses " + cell_text(lane, column) + " of the allocation made at " +
-                     where(a.op.instr) +
-                     " before it is handed over: " + order_.missing(OpKind::kAlloc, a.op, w),
-                 "R31, docs/tcgen05-rules.md §Sync");
-          if (block != pair_checked && config_.ctas > 1) {
-            if (const PairAllocation* pair = pair_of(cta_of(w), block))
-              check_peer_allocated(w, pc, *pair, load ? "reads" : "writes");
-            pair_checked = block;
-          }
-          Cell& c = tmem.cell(lane, column);
-          if (load) {
-            if (!order_.visible(OpKind::kStore, c.last_store, w))
-              fail(pc, w, 32 * w + l,
-                   who() + " reads " + cell_text(lane, column) + ", which the tcgen05.st at " +
-                       where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
-                       " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
-                   "R31, PTX ISA §9.7.16.6");
-            auto mine = std::find_if(c.loads.begin(), c.loads.end(),
-                                     [&](const OpRef& o) { return o.warp == w; });
-            if (mine == c.loads.end())
-              c.loads.push_back(self);
-            else
-              *mine = self;
-            if (at.half < 0)
-              word = c.value;
-            else
-              word |= (c.value & 0xFFFFu) << (16 * at.half);  // pack::16b: the low half of the cell
-          } else {
-            if (c.last_store.warp == w && c.last_store.seq == self.seq)
-              fail(pc, w, 32 * w + l,
-                   who() + " writes " + cell_text(lane, column) +
-                       ", which this instruction already wrote " +
-                       "(the two accesses of 16x32bx2 overlap)",
-                   "R20");
-            if (!order_.visible(OpKind::kStore, c.last_store, w))
-              fail(pc, w, 32 * w + l,
-                   who() + " overwrites " + cell_text(lane, column) + ", which the tcgen05.st at " +
-                       where(c.last_store.instr) + " by " + warp_name(c.last_store.warp) +
-                       " wrote: " + order_.missing(OpKind::kStore, c.last_store, w),
-                   "R31, PTX ISA §9.7.16.6");
-            for (const OpRef& ld : c.loads)
-              if (!order_.visible(OpKind::kLoad, ld, w))
-                fail(pc, w, 32 * w + l,
-                     who() + " overwrites " + cell_text(lane, column) +
-                         ", which the tcgen05.ld at " + where(ld.instr) + " by " +
-                         warp_name(ld.warp) + " reads: " + order_.missing(OpKind::kLoad, ld, w),
-                     "R31, PTX ISA §9.7.16.6");
-            c.loads.clear();
-            c.last_store = self;
-            if (at.half < 0) {
-              c.value = word;
-              c.upper_unspecified = false;
-            } else {
-              // unpack::16b defines the low 16 bits only (docs/tcgen05-rules.md §Packing); the
-              // upper half gets junk so that nothing can rely on it.
-              const std::uint32_t junk =
-                  (static_cast<std::uint32_t>(lane * 512 + column) * 0x9E37u + self.seq) & 0xFFFFu;
-              c.value = (junk << 16) | ((word >> (16 * at.half)) & 0xFFFFu);
-              c.upper_unspecified = true;
-            }
-          }
-        }
-      }
+      for (size_t r = 0; r < nregs; ++r)
+        write_reg(32 * w + l, regs[r].reg(), data[static_cast<size_t>(l) * nregs + r], pc, pc);
+      if (redval)
+        write_reg(32 * w + l, redval->reg(),
+                  *reduce(*op.reduction(), std::span<const std::uint32_t>(data).subspan(
+                                               static_cast<size_t>(l) * nregs, nregs)),
+                  pc, pc);
     }
-    if (load)
-      for (int l = 0; l < 32; ++l) {
-        for (int r = 0; r < nregs; ++r)
-          write_reg(32 * w + l, regs[static_cast<size_t>(r)].reg(),
-                    data[static_cast<size_t>(l * nregs + r)], pc, pc);
-        // ld.red: the min/max over this thread's loaded values (docs/tcgen05-rules.md §Targets),
-        // pending like them.
-        if (reduces)
-          write_reg(32 * w + l, operands.back().reg(),
-                    *reduce(*op.reduction(),
-                            std::span<const std::uint32_t>(data).subspan(
-                                static_cast<size_t>(l * nregs), static_cast<size_t>(nregs))),
-                    pc, pc);
-      }
   }
 
   const ptx::Module& module_;
