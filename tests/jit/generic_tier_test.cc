@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <thread>
@@ -14,6 +15,8 @@
 #include "common/cache_test_util.h"
 #include "common/files.h"
 #include "common/spec_fixtures.h"
+#include "kernels/device_function.h"
+#include "kernels/generic_transfer.h"
 #include "runtime/compile/sass.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/tiers.h"
@@ -284,6 +287,73 @@ TEST_F(GenericTier, TheEmulatedGenericTierCompilesForSm90) {
   EXPECT_TRUE(d->emulated());
   EXPECT_EQ(d->tier(), "generic");
   EXPECT_NE(d->ptx().find("tmemjit generic emulated transfer acc_ld"), std::string_view::npos);
+}
+
+// FNV-1a over the descriptor words: one number pins a whole descriptor.
+std::uint64_t words_hash(const std::vector<std::uint32_t>& words) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (std::uint32_t word : words)
+    for (int byte = 0; byte < 4; ++byte) {
+      hash ^= (word >> (8 * byte)) & 0xFFu;
+      hash *= 1099511628211ull;
+    }
+  return hash;
+}
+
+kernels::GenericForm generic_form_of(const TransferSpec& spec, Target target) {
+  DeviceFunctionOptions options;
+  options.name = "acc";
+  auto code = kernels::prepare_transfer(spec, options, kernels::CoordDetail::kForm);
+  EXPECT_TRUE(code.ok()) << code.error().full_text();
+  if (!code.ok()) return {};
+  return kernels::generic_form(*code, target, "acc_shape[0] + acc_columns");
+}
+
+// The descriptor words of the example layouts and the seed's, both targets, pinned: the generic
+// tier's run needs a GPU, so this is the check without one that its descriptors stay as they are
+// (the emulation's words too, and a 16-bit view's second half of NAME_coord weights).
+TEST(GenericForm, TheDescriptorsArePinned) {
+  struct Case {
+    std::string what;
+    TransferSpec spec;
+    Target target;
+    size_t words;
+    std::uint64_t hash;
+  };
+  const Case cases[] = {
+      {"d_x32_st", layout("d_x32_st"), Target::kSm100a, 303, 0x8faa1c977990dc1dull},
+      {"d_x32_ld", layout("d_x32_ld"), Target::kSm100a, 303, 0x8faa1c977990dc1dull},
+      {"f_16x256b_st", layout("f_16x256b_st"), Target::kSm100a, 303, 0x8dde62d5dc4777e2ull},
+      {"f_16x256b_ld", layout("f_16x256b_ld"), Target::kSm100a, 303, 0x8dde62d5dc4777e2ull},
+      {"d_x64_ld", layout("d_x64_ld"), Target::kSm100a, 563, 0x27624c750df1da25ull},
+      {"d_x32_st sm_90", layout("d_x32_st"), Target::kSm90, 303, 0x5db1da9888651843ull},
+      {"f_16x256b_ld sm_90", layout("f_16x256b_ld"), Target::kSm90, 303, 0xc7fc685406f9a652ull},
+      {"seed pack ld", tmemjit_test::seed_pack(false).make(), Target::kSm100a, 303,
+       0x91d4a54d5e5414beull},
+      {"seed pack st sm_90", tmemjit_test::seed_pack(true).make(), Target::kSm90, 303,
+       0x76e5bc1f4a377c62ull},
+      {"seed layout B st", tmemjit_test::seed_layout_b(true).make(), Target::kSm100a, 303,
+       0x7eb69afccef4b09dull},
+      {"seed layout B st sm_90", tmemjit_test::seed_layout_b(true).make(), Target::kSm90, 303,
+       0x4b92d40964c67943ull}};
+  for (const Case& c : cases) {
+    const kernels::GenericForm form = generic_form_of(c.spec, c.target);
+    ASSERT_TRUE(form.transfer) << c.what << ": " << form.why_not;
+    EXPECT_EQ(form.transfer->descriptor.size(), c.words) << c.what;
+    EXPECT_EQ(words_hash(form.transfer->descriptor), c.hash) << c.what;
+  }
+}
+
+// Why a plan stays specialized, word for word (CompileReport::tier_reason quotes it).
+TEST(GenericForm, ThePlansItCannotExpressSayWhy) {
+  EXPECT_EQ(generic_form_of(tmemjit_test::seed_split(true).make(), Target::kSm100a).why_not,
+            "tcgen05.st.sync.aligned.16x32bx2.x4.b32: 16x32bx2's half-split offset is an "
+            "immediate operand (PTX takes no register there)");
+  const TransferSpec red =
+      tmemjit_test::ld_red_accumulator("tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32").make();
+  EXPECT_EQ(generic_form_of(red, Target::kSm100a).why_not,
+            "tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32 writes its reduction results to slots "
+            "after the register view; the generic tier compiles no reductions");
 }
 
 TEST(Specialization, NamesRoundTripAndABadNameListsTheAllowedSet) {
