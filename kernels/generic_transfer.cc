@@ -346,104 +346,84 @@ bool is_granule_copies(const Opcode& op, const Opcode& granule) {
   return copies;
 }
 
-}  // namespace
-
-GenericForm generic_form(const TransferCode& code, Target target, std::string_view source) {
+// Why the plan cannot be a generic transfer before its descriptor is built, or empty: the checks
+// on the instruction, the plan and the coordinate map.
+std::string ineligibility(const TransferCode& code) {
   const Plan& plan = code.plan;
-  GenericForm form;
-  if (plan.op.reduces()) {
-    form.why_not = plan.op.to_string() +
-                   " writes its reduction results to slots after the register view; the generic "
-                   "tier compiles no reductions";
-    return form;
-  }
-  if (plan.op.is_split()) {
-    form.why_not = plan.op.to_string() +
-                   ": 16x32bx2's half-split offset is an immediate operand (PTX takes no register "
-                   "there)";
-    return form;
-  }
-  if (plan.repeats.empty()) {
-    form.why_not = "the plan issues no instruction";
-    return form;
-  }
-  if (std::string problem = slot_order_problem(plan); !problem.empty()) {
-    form.why_not = std::move(problem);
-    return form;
-  }
+  if (plan.op.reduces())
+    return plan.op.to_string() +
+           " writes its reduction results to slots after the register view; the generic "
+           "tier compiles no reductions";
+  if (plan.op.is_split())
+    return plan.op.to_string() +
+           ": 16x32bx2's half-split offset is an immediate operand (PTX takes no register "
+           "there)";
+  if (plan.repeats.empty()) return "the plan issues no instruction";
+  if (std::string problem = slot_order_problem(plan); !problem.empty()) return problem;
   const CoordMap& map = code.coord;
   const bool high_ok = map.halves != 2 || (map.high.expressible && map.high.additive);
-  if (!map.expressible || !map.additive || !high_ok) {
-    form.why_not = code.options.name +
-                   "_coord is not affine in the bits of the thread and the slot for this layout";
-    return form;
-  }
-  std::optional<SplitImage> split;
+  if (!map.expressible || !map.additive || !high_ok)
+    return code.options.name +
+           "_coord is not affine in the bits of the thread and the slot for this layout";
+  return {};
+}
+
+GenericSignature signature_of(const TransferCode& code, std::string_view source) {
+  const Plan& plan = code.plan;
   GenericSignature s;
   s.name = code.options.name;
   s.load = plan.op.is_load();
   s.regs = plan.regs_per_thread;
   s.scope = scope_of(plan);
-  s.threads = map.threads;
-  s.rank = map.rank;
-  s.halves = map.halves;
+  s.threads = code.coord.threads;
+  s.rank = code.coord.rank;
+  s.halves = code.coord.halves;
   s.f32 = code.f32;
   s.packed = plan.op.packed();
   s.wait = code.options.wait;
   s.warp_argument = code.options.warp_argument;
   s.column_argument = code.options.column_argument;
   s.constants = named_constants(code, source);
-  const Layout layout = layout_of(s);
-  constexpr int kMaxWords = 4096;  // 16 KiB of the 64 KiB of constant memory per module
-  if (layout.words() > kMaxWords) {
-    form.why_not = "the descriptor would need " + std::to_string(layout.words()) +
-                   " words of constant memory (at most " + std::to_string(kMaxWords) + ")";
-    return form;
-  }
-  std::vector<std::uint32_t> words(static_cast<size_t>(layout.words()), 0);
-  const std::vector<Opcode> granules = generic_granules(s.load, s.packed, s.regs);
-  const auto granule = std::find_if(granules.begin(), granules.end(),
-                                    [&](const Opcode& g) { return g.shape() == plan.op.shape(); });
-  if (granule == granules.end() || !is_granule_copies(plan.op, *granule)) {
-    form.why_not = plan.op.to_string() + " is not a row of copies of one generic granule";
-    return form;
-  }
-  if (target == Target::kSm90) {
-    auto made = split_image(*granule);
-    if (!made.ok()) {
-      form.why_not = "the emulation has no native image of " + granule->to_string() + ": " +
-                     made.error().message();
-      return form;
-    }
-    split = std::move(made).value();
-  }
-  const int n = granule->regs_per_thread();
-  const int copies = plan.op.regs_per_thread() / n;
-  words[kOpCase] = static_cast<std::uint32_t>(granule - granules.begin());
+  return s;
+}
+
+// The fixed header: the granule's case and shape, the plan's strides and, for the emulation
+// (`split` set), the granule's native image.
+void put_header(std::vector<std::uint32_t>& words, const Layout& layout, const Plan& plan,
+                int op_case, const Opcode& granule, const std::optional<SplitImage>& split) {
+  words[kOpCase] = static_cast<std::uint32_t>(op_case);
   words[kGroupStride] = static_cast<std::uint32_t>(plan.group_column_stride);
   words[kWarpgroupStride] = static_cast<std::uint32_t>(plan.warpgroup_column_stride);
-  words[kRegsPerOp] = static_cast<std::uint32_t>(n);
-  words[kAtomRows] = static_cast<std::uint32_t>(granule->atom_rows());
-  words[kAtomCols] = static_cast<std::uint32_t>(granule->atom_tmem_cols());
-  if (split) {
-    words[kCellsPerReg] = static_cast<std::uint32_t>(split->cells_per_reg);
-    for (int b = 0; b < kLaneBits; ++b) {
-      words[static_cast<size_t>(kLaneRows + b)] =
-          static_cast<std::uint32_t>(split->lane_bits[static_cast<size_t>(b)].row);
-      words[static_cast<size_t>(kLaneCols + b)] =
-          static_cast<std::uint32_t>(split->lane_bits[static_cast<size_t>(b)].col);
-    }
-    for (size_t r = 0; r < split->cells.size(); ++r)
-      for (int c = 0; c < split->cells_per_reg; ++c) {
-        const TmemCell& cell = split->cells[r][static_cast<size_t>(c)];
-        words[static_cast<size_t>(layout.cells()) + 2 * r + static_cast<size_t>(c)] =
-            static_cast<std::uint32_t>(cell.row * 512 + cell.col);
-      }
+  words[kRegsPerOp] = static_cast<std::uint32_t>(granule.regs_per_thread());
+  words[kAtomRows] = static_cast<std::uint32_t>(granule.atom_rows());
+  words[kAtomCols] = static_cast<std::uint32_t>(granule.atom_tmem_cols());
+  if (!split) return;
+  words[kCellsPerReg] = static_cast<std::uint32_t>(split->cells_per_reg);
+  for (int b = 0; b < kLaneBits; ++b) {
+    words[static_cast<size_t>(kLaneRows + b)] =
+        static_cast<std::uint32_t>(split->lane_bits[static_cast<size_t>(b)].row);
+    words[static_cast<size_t>(kLaneCols + b)] =
+        static_cast<std::uint32_t>(split->lane_bits[static_cast<size_t>(b)].col);
   }
+  for (size_t r = 0; r < split->cells.size(); ++r)
+    for (int c = 0; c < split->cells_per_reg; ++c) {
+      const TmemCell& cell = split->cells[r][static_cast<size_t>(c)];
+      words[static_cast<size_t>(layout.cells()) + 2 * r + static_cast<size_t>(c)] =
+          static_cast<std::uint32_t>(cell.row * 512 + cell.col);
+    }
+}
+
+// Each granule's TMEM offset and emulation status id, and the mask of the slots moved. Returns
+// why the plan cannot be generic, or empty.
+std::string put_granules(std::vector<std::uint32_t>& words, const Layout& layout,
+                         const TransferCode& code, const Opcode& granule) {
+  const Plan& plan = code.plan;
+  const int n = granule.regs_per_thread();
+  const int copies = plan.op.regs_per_thread() / n;
   // Granule j moves slots [j n, j n + n). Every granule is issued (the cases have no branches):
   // one the layout leaves unused loads again from the first used granule's cells, which a load
   // may; a store would overwrite TMEM, so a store must use every slot.
-  std::vector<bool> issued(static_cast<size_t>(s.regs / n), false);
+  std::vector<bool> issued(static_cast<size_t>(layout.regs / n), false);
   for (size_t k = 0; k < plan.repeats.size(); ++k) {
     const RepeatStep& step = plan.repeats[k];
     const std::uint32_t offset = (static_cast<std::uint32_t>(step.lane_offset) << 16) +
@@ -452,7 +432,7 @@ GenericForm generic_form(const TransferCode& code, Target target, std::string_vi
       const size_t j = static_cast<size_t>(step.slots.front() / n + copy);
       issued[j] = true;
       words[static_cast<size_t>(layout.offsets()) + j] =
-          offset + static_cast<std::uint32_t>(copy * granule->atom_tmem_cols());
+          offset + static_cast<std::uint32_t>(copy * granule.atom_tmem_cols());
       words[static_cast<size_t>(layout.ids()) + j] =
           static_cast<std::uint32_t>(code.first_id + static_cast<int>(k));
     }
@@ -463,16 +443,20 @@ GenericForm generic_form(const TransferCode& code, Target target, std::string_vi
       static_cast<size_t>(std::find(issued.begin(), issued.end(), true) - issued.begin());
   for (size_t j = 0; j < issued.size(); ++j) {
     if (issued[j]) continue;
-    if (!s.load) {
-      form.why_not = "the layout leaves register slots " +
-                     std::to_string(j * static_cast<size_t>(n)) +
-                     ".. unused, and a generic store issues every granule";
-      return form;
-    }
+    if (!plan.op.is_load())
+      return "the layout leaves register slots " + std::to_string(j * static_cast<size_t>(n)) +
+             ".. unused, and a generic store issues every granule";
     words[static_cast<size_t>(layout.offsets()) + j] =
         words[static_cast<size_t>(layout.offsets()) + first];
     words[static_cast<size_t>(layout.ids()) + j] = words[static_cast<size_t>(layout.ids()) + first];
   }
+  return {};
+}
+
+// The coordinate map's weights: per half and dimension, the constant and one weight per thread
+// bit and per slot bit, zero-padded to the signature's bit counts.
+void put_coord_weights(std::vector<std::uint32_t>& words, const Layout& layout,
+                       const CoordMap& map) {
   for (int half = 0; half < map.halves; ++half) {
     const std::vector<CoordTerms>& dims = half == 0 ? map.dims : map.high.dims;
     for (int d = 0; d < map.rank; ++d) {
@@ -484,6 +468,49 @@ GenericForm generic_form(const TransferCode& code, Target target, std::string_vi
                 terms);
     }
   }
+}
+
+}  // namespace
+
+GenericForm generic_form(const TransferCode& code, Target target, std::string_view source) {
+  const Plan& plan = code.plan;
+  GenericForm form;
+  if (std::string why = ineligibility(code); !why.empty()) {
+    form.why_not = std::move(why);
+    return form;
+  }
+  GenericSignature s = signature_of(code, source);
+  const Layout layout = layout_of(s);
+  constexpr int kMaxWords = 4096;  // 16 KiB of the 64 KiB of constant memory per module
+  if (layout.words() > kMaxWords) {
+    form.why_not = "the descriptor would need " + std::to_string(layout.words()) +
+                   " words of constant memory (at most " + std::to_string(kMaxWords) + ")";
+    return form;
+  }
+  const std::vector<Opcode> granules = generic_granules(s.load, s.packed, s.regs);
+  const auto granule = std::find_if(granules.begin(), granules.end(),
+                                    [&](const Opcode& g) { return g.shape() == plan.op.shape(); });
+  if (granule == granules.end() || !is_granule_copies(plan.op, *granule)) {
+    form.why_not = plan.op.to_string() + " is not a row of copies of one generic granule";
+    return form;
+  }
+  std::optional<SplitImage> split;
+  if (target == Target::kSm90) {
+    auto made = split_image(*granule);
+    if (!made.ok()) {
+      form.why_not = "the emulation has no native image of " + granule->to_string() + ": " +
+                     made.error().message();
+      return form;
+    }
+    split = std::move(made).value();
+  }
+  std::vector<std::uint32_t> words(static_cast<size_t>(layout.words()), 0);
+  put_header(words, layout, plan, static_cast<int>(granule - granules.begin()), *granule, split);
+  if (std::string why = put_granules(words, layout, code, *granule); !why.empty()) {
+    form.why_not = std::move(why);
+    return form;
+  }
+  put_coord_weights(words, layout, code.coord);
   form.transfer = GenericTransfer{std::move(s), std::move(words)};
   return form;
 }
