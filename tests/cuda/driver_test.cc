@@ -24,6 +24,17 @@ bool driver_present() {
   return present;
 }
 
+// What the dynamic loader says when libcuda.so.1 does not load (empty when it does).
+std::string driver_load_error() {
+  void* handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle != nullptr) {
+    ::dlclose(handle);
+    return {};
+  }
+  const char* why = ::dlerror();
+  return why != nullptr ? why : "";
+}
+
 void expect_no_driver(const Error& error) {
   EXPECT_EQ(error.code(), ErrorCode::kDriver);
   EXPECT_EQ(error.message().rfind("no CUDA driver: libcuda.so.1 could not be loaded (", 0), 0u)
@@ -44,7 +55,12 @@ TEST(DriverWithoutDriver, EveryCallFailsClearly) {
     Status ensured = driver::ensure_driver();
     ASSERT_FALSE(ensured.ok());
     expect_no_driver(ensured.error());
-    EXPECT_FALSE(ensured.error().details().empty());
+    EXPECT_EQ(ensured.error().details(),
+              "loading and launching kernels needs the NVIDIA driver; checking, compiling and "
+              "caching work without it");
+    EXPECT_EQ(ensured.error().device_fault(), DeviceFault::kNoDriver);
+    EXPECT_EQ(ensured.error().message(),
+              "no CUDA driver: libcuda.so.1 could not be loaded (" + driver_load_error() + ")");
     Result<int> count = driver::device_count();
     ASSERT_FALSE(count.ok());
     expect_no_driver(count.error());
