@@ -1,8 +1,8 @@
-// The CUDA driver API reached through dlopen("libcuda.so.1"), so nothing links against libcuda.
+// The CUDA driver API reached through libcuda.so.1 opened at run time
+// (runtime/cuda/shared_library.h), so nothing links against libcuda.
 #include "runtime/cuda/driver.h"
 
 #include <cuda.h>  // types and enums only: every function is called through a pointer below
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <utility>
+
+#include "runtime/cuda/shared_library.h"
 
 namespace tmem::driver {
 namespace {
@@ -52,8 +54,8 @@ struct Api {
   decltype(&::cuLinkDestroy) link_destroy = nullptr;
 };
 
-// Base name for cuGetProcAddress, versioned name for dlsym (cuMemAlloc is cuMemAlloc_v2 since
-// CUDA 3.2: the unversioned export is the old 32-bit ABI and must never be called).
+// Base name for cuGetProcAddress, versioned name for the symbol table (cuMemAlloc is cuMemAlloc_v2
+// since CUDA 3.2: the unversioned export is the old 32-bit ABI and must never be called).
 struct Symbol {
   const char* base;
   const char* versioned;
@@ -66,7 +68,7 @@ void** slot(F& pointer) {
 }
 
 struct Driver {
-  void* handle = nullptr;
+  SharedLibrary library;
   Api api;
   std::optional<Error> error;  // set when the driver cannot be used
   int version = 0;
@@ -100,17 +102,17 @@ Error call_error(const Api& api, const char* call, CUresult result) {
 }
 
 void open_driver(Driver& driver) {
-  driver.handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (driver.handle == nullptr) {
-    const char* why = ::dlerror();
-    driver.error = Error(ErrorCode::kDriver,
-                         std::string("no CUDA driver: libcuda.so.1 could not be loaded (") +
-                             (why != nullptr ? why : "unknown reason") + ")",
+  // One candidate: the driver comes with the NVIDIA kernel module, never with the toolkit.
+  Result<SharedLibrary> opened = open_shared_library("libcuda.so.1", {"libcuda.so.1"});
+  if (!opened.ok()) {
+    // "libcuda.so.1 could not be loaded (<dlerror>)", a driver error rather than a toolchain one.
+    driver.error = Error(ErrorCode::kDriver, "no CUDA driver: " + opened.error().message(),
                          "loading and launching kernels needs the NVIDIA driver; checking, "
                          "compiling and caching work without it");
     driver.error->set_device_fault(DeviceFault::kNoDriver);
     return;
   }
+  driver.library = std::move(opened).value();
   Api& api = driver.api;
   const Symbol symbols[] = {
       {"cuGetErrorName", "cuGetErrorName", slot(api.get_error_name)},
@@ -143,11 +145,12 @@ void open_driver(Driver& driver) {
       {"cuLinkComplete", "cuLinkComplete", slot(api.link_complete)},
       {"cuLinkDestroy", "cuLinkDestroy", slot(api.link_destroy)},
   };
-  // cuGetProcAddress picks the symbol version matching kApiVersion (and, unlike dlsym, would see
-  // per-thread-stream variants if we asked); dlsym of the versioned name is the fallback.
+  // cuGetProcAddress picks the symbol version matching kApiVersion (and, unlike the symbol table,
+  // would see per-thread-stream variants if we asked); the versioned name is the fallback.
   using GetProcAddress =
       CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-  auto get_proc = reinterpret_cast<GetProcAddress>(::dlsym(driver.handle, "cuGetProcAddress_v2"));
+  auto get_proc =
+      reinterpret_cast<GetProcAddress>(find_optional_symbol(driver.library, "cuGetProcAddress_v2"));
   for (const Symbol& symbol : symbols) {
     *symbol.slot = nullptr;
     if (get_proc != nullptr) {
@@ -157,7 +160,8 @@ void open_driver(Driver& driver) {
           found != CU_GET_PROC_ADDRESS_SUCCESS)
         *symbol.slot = nullptr;
     }
-    if (*symbol.slot == nullptr) *symbol.slot = ::dlsym(driver.handle, symbol.versioned);
+    if (*symbol.slot == nullptr)
+      *symbol.slot = find_optional_symbol(driver.library, symbol.versioned);
     if (*symbol.slot == nullptr) {
       driver.error = Error(ErrorCode::kDriver,
                            std::string("CUDA driver too old: libcuda.so.1 has no ") +
@@ -443,7 +447,7 @@ Result<std::vector<size_t>> kernel_parameter_sizes(void* kernel) {
   // Looked up per call, like cuLaunchKernelEx: only checked launches need it.
   using GetParamInfo = CUresult (*)(CUkernel, size_t, size_t*, size_t*);
   const auto get_param_info =
-      reinterpret_cast<GetParamInfo>(::dlsym(driver.handle, "cuKernelGetParamInfo"));
+      reinterpret_cast<GetParamInfo>(find_optional_symbol(driver.library, "cuKernelGetParamInfo"));
   if (get_param_info == nullptr)
     return Error(ErrorCode::kDriver,
                  "CUDA driver too old: libcuda.so.1 has no cuKernelGetParamInfo (checking a "
@@ -469,7 +473,8 @@ Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsign
   // launches need it, and a driver without it still runs everything else. Looked up per call
   // (cluster launches are rare), so a driver loaded again is never called through a stale pointer.
   using LaunchEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
-  const LaunchEx launch_ex = reinterpret_cast<LaunchEx>(::dlsym(driver.handle, "cuLaunchKernelEx"));
+  const LaunchEx launch_ex =
+      reinterpret_cast<LaunchEx>(find_optional_symbol(driver.library, "cuLaunchKernelEx"));
   if (launch_ex == nullptr)
     return Error(ErrorCode::kDriver,
                  "CUDA driver too old: libcuda.so.1 has no cuLaunchKernelEx (a cluster launch "
@@ -624,7 +629,7 @@ Result<std::pair<uint64_t, size_t>> LoadedLibrary::global(const std::string& nam
   // ask for a global.
   using GetGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUlibrary, const char*);
   static const GetGlobal get_global = [] {
-    void* symbol = ::dlsym(the_driver().handle, "cuLibraryGetGlobal");
+    void* symbol = find_optional_symbol(the_driver().library, "cuLibraryGetGlobal");
     return reinterpret_cast<GetGlobal>(symbol);
   }();
   if (get_global == nullptr)

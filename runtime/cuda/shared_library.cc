@@ -28,8 +28,12 @@ Result<SharedLibrary> open_shared_library(const std::string& what,
 
 Result<void*> find_symbol(const SharedLibrary& library, const std::string& name,
                           const std::string& hint) {
-  if (void* address = ::dlsym(library.handle, name.c_str())) return address;
+  if (void* address = find_optional_symbol(library, name)) return address;
   return Error(ErrorCode::kToolchain, library.name + " has no " + name + " (" + hint + ")");
+}
+
+void* find_optional_symbol(const SharedLibrary& library, const std::string& name) {
+  return ::dlsym(library.handle, name.c_str());
 }
 
 }  // namespace tmem

@@ -1,4 +1,4 @@
-// Optional toolkit libraries (libnvJitLink, libnvrtc) opened with dlopen on first use, so that
+// NVIDIA libraries opened with dlopen on first use (the driver, libnvJitLink, libnvrtc), so that
 // libtmemjit starts, checks and compiles with its other backends where they are missing.
 #pragma once
 
@@ -30,6 +30,10 @@ Result<SharedLibrary> open_shared_library(const std::string& what,
 // The address of `name` in `library`; kToolchain "<library> has no <name> (<hint>)" when absent.
 Result<void*> find_symbol(const SharedLibrary& library, const std::string& name,
                           const std::string& hint);
+
+// The address of `name` in `library`, or null: for symbols a caller can do without, or whose
+// absence it reports in its own words.
+void* find_optional_symbol(const SharedLibrary& library, const std::string& name);
 
 // find_symbol into a typed function pointer.
 template <class Function>
