@@ -50,6 +50,15 @@ struct CoordTerms {
   std::vector<std::int64_t> slot_bits;
 };
 
+// The runs of bits whose weights double: a bit field times its lowest weight. The PTX and CUDA
+// C++ forms of NAME_coord evaluate a weight vector of CoordTerms run by run.
+struct BitRun {
+  int first = 0;
+  int count = 0;
+  std::int64_t weight = 0;
+};
+std::vector<BitRun> bit_runs(const std::vector<std::int64_t>& weights);
+
 // NAME_coord's closed form for one half of the slots: additive over thread and slot bits, or per
 // used slot (thread terms only), or neither (NAME_coord then returns -1).
 struct CoordForm {

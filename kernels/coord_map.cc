@@ -1,0 +1,332 @@
+// NAME_coord's index map (kernels/device_function.h): which element of the register tensor each
+// thread of the scope holds in each register slot, as the reference table and as the closed forms
+// that the PTX and CUDA C++ forms of NAME_coord and the generic tier's descriptor evaluate.
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <set>
+
+#include "kernels/device_function.h"
+#include "runtime/descriptor/owner.h"
+
+namespace tmem::kernels {
+namespace {
+
+// Bits needed to number `count` values (0 for 1).
+int bits_for(int count) {
+  int bits = 0;
+  while ((1 << bits) < count) ++bits;
+  return bits;
+}
+
+int scope_threads(const Scope& scope) { return 32 * scope.groups(); }
+
+// Thread number in the scope of a register element's owner, or -1 outside the scope.
+int scope_thread(const Scope& scope, const Owner& owner) {
+  if (!owner.valid() || owner.lane < 0 || owner.lane >= 32) return -1;
+  switch (scope.kind()) {
+    case Scope::Kind::kWarp:
+      if (owner.warp >= 0 && owner.warp != scope.warp_id()) return -1;
+      return static_cast<int>(owner.lane);
+    case Scope::Kind::kWarpgroup:
+    case Scope::Kind::kCta:
+      for (int g = 0; g < scope.groups(); ++g)
+        if (scope.warp_of_group(g) == owner.warp) return 32 * g + static_cast<int>(owner.lane);
+      return -1;
+  }
+  return -1;
+}
+
+// Fits value(t, s) = constant + sum thread bits + sum slot bits over every thread < threads and
+// used slot; nullopt when that does not hold. `slot_free`: the value does not depend on the slot.
+std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vector<int>& slots,
+                                    int half = 0) {
+  const int thread_bits = bits_for(map.threads), slot_bits = bits_for(map.slots);
+  const int s0 = slots.front();
+  auto value = [&](int t, int s) { return static_cast<std::int64_t>(map.at(t, s, half, dim)); };
+  CoordTerms terms;
+  terms.thread_bits.assign(static_cast<size_t>(thread_bits), 0);
+  terms.slot_bits.assign(static_cast<size_t>(slots.size() > 1 ? slot_bits : 0), 0);
+  for (int b = 0; b < thread_bits; ++b)
+    if ((1 << b) < map.threads)
+      terms.thread_bits[static_cast<size_t>(b)] = value(1 << b, s0) - value(0, s0);
+  const std::set<int> used(slots.begin(), slots.end());
+  for (size_t b = 0; b < terms.slot_bits.size(); ++b) {
+    for (int s : slots) {
+      const int with = s | (1 << b);
+      if ((s & (1 << b)) == 0 && used.count(with)) {
+        terms.slot_bits[b] = value(0, with) - value(0, s);
+        break;
+      }
+    }
+  }
+  auto eval = [](const CoordTerms& c, int t, int s) {
+    std::int64_t v = c.constant;
+    for (size_t b = 0; b < c.thread_bits.size(); ++b)
+      if (t >> b & 1) v += c.thread_bits[b];
+    for (size_t b = 0; b < c.slot_bits.size(); ++b)
+      if (s >> b & 1) v += c.slot_bits[b];
+    return v;
+  };
+  terms.constant = value(0, s0) - eval(terms, 0, s0);
+  // The check of every (thread, slot): the thread part once per thread, the slot part once per
+  // slot (the generic tier builds a layout's descriptor from this fit; docs/specialization.md
+  // §Tiers).
+  std::vector<std::int64_t> thread_part(static_cast<size_t>(map.threads));
+  for (int t = 0; t < map.threads; ++t) thread_part[static_cast<size_t>(t)] = eval(terms, t, 0);
+  for (int s : slots) {
+    const std::int64_t slot_part = eval(terms, 0, s);
+    for (int t = 0; t < map.threads; ++t) {
+      const std::int64_t v = value(t, s);
+      if (v < 0 || thread_part[static_cast<size_t>(t)] + slot_part - terms.constant != v)
+        return std::nullopt;
+    }
+  }
+  return terms;
+}
+
+// The closed form of one half over the used slots: additive if every dim fits one, else per slot.
+CoordForm fit_form(const CoordMap& map, const std::vector<int>& slots, int half) {
+  CoordForm form;
+  form.additive = true;
+  for (int d = 0; d < map.rank && form.additive; ++d) {
+    auto terms = fit_terms(map, d, slots, half);
+    if (!terms) {
+      form.additive = false;
+      form.dims.clear();
+    } else {
+      form.dims.push_back(std::move(*terms));
+    }
+  }
+  if (form.additive) return form;
+  for (int s : slots) {
+    std::vector<CoordTerms> dims;
+    for (int d = 0; d < map.rank; ++d) {
+      auto terms = fit_terms(map, d, {s}, half);
+      if (!terms) {
+        form.expressible = false;
+        form.per_slot.clear();
+        return form;
+      }
+      terms->slot_bits.clear();
+      dims.push_back(std::move(*terms));
+    }
+    form.per_slot.emplace_back(s, std::move(dims));
+  }
+  return form;
+}
+
+std::vector<int> used_slot_list(const CoordMap& map) {
+  std::vector<int> slots;
+  for (const auto& [begin, end] : map.used_slots)
+    for (int s = begin; s < end; ++s) slots.push_back(s);
+  return slots;
+}
+
+// One element of a register view: where it sits (thread of the scope, m = slot * units + half;
+// thread -1 outside the scope) and its logical index. Single-replica views only.
+struct Probe {
+  int thread = -1;
+  std::int64_t m = -1;
+  std::vector<std::int64_t> index;
+};
+
+// The closed form without the table, when the view is a permutation of bits (docs/specialization.md
+// §Tiers: a layout's descriptor in microseconds). Every power-of-two layout is exactly linear in
+// the bits of the flat index (digits are shifts and masks); if each flat bit moves the element to
+// one more thread bit or one more register bit, distinct for every flat bit, nothing carries, and
+// the single-bit images are the weights. Checked on every single bit and every pair of bits
+// (a carry between two bits would show there); false leaves the map to the full table.
+bool bit_permutation_form(const View& regs, const Plan& plan, CoordMap& map) {
+  if (regs.replica_offsets().size() != 1 || regs.size() <= 1) return false;
+  const std::int64_t size = regs.size();
+  if ((size & (size - 1)) != 0) return false;
+  const int bits = std::countr_zero(static_cast<std::uint64_t>(size));
+  const std::span<const std::int64_t> shape = regs.base().shape();
+  const AxisMask axes = regs.axes();
+  auto probe = [&](std::int64_t flat) {
+    Probe p;
+    std::int64_t rest = regs.base_index(flat);
+    p.index.assign(static_cast<size_t>(map.rank), 0);
+    for (int d = map.rank - 1; d >= 0; --d) {
+      p.index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+      rest /= shape[static_cast<size_t>(d)];
+    }
+    PhysCoord at;
+    regs.apply_flat(flat, at);
+    at += regs.replica_offsets()[0];
+    p.thread = scope_thread(plan.scope, owner_of(at, axes));
+    p.m = at[Axis::kM];
+    return p;
+  };
+  const Probe origin = probe(0);
+  if (origin.thread != 0 || origin.m != 0) return false;
+  std::vector<Probe> single;
+  std::int64_t thread_seen = 0, m_seen = 0;
+  for (int k = 0; k < bits; ++k) {
+    Probe p = probe(std::int64_t{1} << k);
+    const std::int64_t t = p.thread, m = p.m;
+    const bool thread_bit = t > 0 && (t & (t - 1)) == 0 && m == 0 && !(thread_seen & t);
+    const bool m_bit = m > 0 && (m & (m - 1)) == 0 && t == 0 && !(m_seen & m);
+    if (!thread_bit && !m_bit) return false;
+    (thread_bit ? thread_seen : m_seen) |= thread_bit ? t : m;
+    single.push_back(std::move(p));
+  }
+  // Every thread of the scope and every register unit of the plan's slots, exactly once.
+  const std::int64_t units = map.halves;
+  if (thread_seen != map.threads - 1 || m_seen + 1 != units * map.slots) return false;
+  for (const auto& [begin, end] : map.used_slots)
+    if (begin != 0 || end != map.slots) return false;
+  if (map.used_slots.size() != 1) return false;
+  for (int k = 0; k < bits; ++k)
+    for (int l = k + 1; l < bits; ++l) {
+      const Probe both = probe((std::int64_t{1} << k) | (std::int64_t{1} << l));
+      const Probe &a = single[static_cast<size_t>(k)], &b = single[static_cast<size_t>(l)];
+      if (both.thread != a.thread + b.thread || both.m != a.m + b.m) return false;
+      for (int d = 0; d < map.rank; ++d)
+        if (both.index[static_cast<size_t>(d)] - origin.index[static_cast<size_t>(d)] !=
+            a.index[static_cast<size_t>(d)] + b.index[static_cast<size_t>(d)] -
+                2 * origin.index[static_cast<size_t>(d)])
+          return false;
+    }
+  // The weights, sized as fit_terms sizes them.
+  const int thread_bits = bits_for(map.threads);
+  const int slot_bits = map.slots > 1 ? bits_for(map.slots) : 0;
+  const int half_bits = units == 2 ? 1 : 0;
+  std::vector<CoordTerms> low(static_cast<size_t>(map.rank)), high;
+  std::vector<std::int64_t> half_step(static_cast<size_t>(map.rank), 0);
+  for (int d = 0; d < map.rank; ++d) {
+    CoordTerms& terms = low[static_cast<size_t>(d)];
+    terms.constant = origin.index[static_cast<size_t>(d)];
+    terms.thread_bits.assign(static_cast<size_t>(thread_bits), 0);
+    terms.slot_bits.assign(static_cast<size_t>(slot_bits), 0);
+  }
+  for (const Probe& p : single) {
+    const int bit = std::countr_zero(static_cast<std::uint64_t>(p.thread > 0 ? p.thread : p.m));
+    for (int d = 0; d < map.rank; ++d) {
+      const std::int64_t delta =
+          p.index[static_cast<size_t>(d)] - origin.index[static_cast<size_t>(d)];
+      CoordTerms& terms = low[static_cast<size_t>(d)];
+      if (p.thread > 0)
+        terms.thread_bits[static_cast<size_t>(bit)] = delta;
+      else if (bit < half_bits)
+        half_step[static_cast<size_t>(d)] = delta;
+      else
+        terms.slot_bits[static_cast<size_t>(bit - half_bits)] = delta;
+    }
+  }
+  map.additive = true;
+  map.expressible = true;
+  map.dims = low;
+  if (units == 2) {
+    high = low;
+    for (int d = 0; d < map.rank; ++d)
+      high[static_cast<size_t>(d)].constant += half_step[static_cast<size_t>(d)];
+    map.high = CoordForm{true, std::move(high), {}, true};
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<BitRun> bit_runs(const std::vector<std::int64_t>& weights) {
+  std::vector<BitRun> runs;
+  for (size_t b = 0; b < weights.size();) {
+    if (weights[b] == 0) {
+      ++b;
+      continue;
+    }
+    size_t end = b + 1;
+    while (end < weights.size() && weights[end] == 2 * weights[end - 1]) ++end;
+    runs.push_back({static_cast<int>(b), static_cast<int>(end - b), weights[b]});
+    b = end;
+  }
+  return runs;
+}
+
+bool CoordMap::slot_used(int slot) const noexcept {
+  for (const auto& [begin, end] : used_slots)
+    if (slot >= begin && slot < end) return true;
+  return false;
+}
+
+Result<CoordMap> coord_map(const TransferSpec& spec, const Plan& plan, CoordDetail detail) {
+  const View& regs = spec.regs();
+  CoordMap map;
+  map.threads = scope_threads(plan.scope);
+  map.slots = plan.regs_per_thread;
+  const std::span<const std::int64_t> shape = regs.base().shape();
+  map.rank = static_cast<int>(shape.size());
+  map.shape.assign(shape.begin(), shape.end());
+  std::vector<bool> used(static_cast<size_t>(map.slots), false);
+  for (const RepeatStep& step : plan.repeats)
+    for (int s : step.slots) used[static_cast<size_t>(s)] = true;
+  for (int s = 0; s < map.slots;) {
+    if (!used[static_cast<size_t>(s)]) {
+      ++s;
+      continue;
+    }
+    int end = s;
+    while (end < map.slots && used[static_cast<size_t>(end)]) ++end;
+    map.used_slots.emplace_back(s, end);
+    s = end;
+  }
+  const int units = units_per_word(regs.dtype());
+  map.halves = units;
+  if (detail == CoordDetail::kForm && bit_permutation_form(regs, plan, map)) return map;
+  map.table.assign(static_cast<size_t>(map.threads) * static_cast<size_t>(map.slots) *
+                       static_cast<size_t>(units) * static_cast<size_t>(map.rank),
+                   -1);
+  const AxisMask axes = regs.axes();
+  std::vector<std::int64_t> index(static_cast<size_t>(map.rank));
+  // Power-of-two extents (most register tensors) split the index with shifts, not divisions.
+  std::vector<int> shifts(static_cast<size_t>(map.rank), -1);
+  for (int d = 0; d < map.rank; ++d) {
+    const std::int64_t extent = shape[static_cast<size_t>(d)];
+    if (extent > 0 && (extent & (extent - 1)) == 0)
+      shifts[static_cast<size_t>(d)] = std::countr_zero(static_cast<std::uint64_t>(extent));
+  }
+  for (std::int64_t flat = 0; flat < regs.size(); ++flat) {
+    const std::int64_t base = regs.base_index(flat);
+    std::int64_t rest = base;
+    for (int d = map.rank - 1; d >= 0; --d) {
+      const int shift = shifts[static_cast<size_t>(d)];
+      if (shift >= 0 && rest >= 0) {
+        index[static_cast<size_t>(d)] = rest & ((std::int64_t{1} << shift) - 1);
+        rest >>= shift;
+      } else {
+        index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+        rest /= shape[static_cast<size_t>(d)];
+      }
+    }
+    PhysCoord at;
+    regs.apply_flat(flat, at);
+    for (const PhysCoord& replica : regs.replica_offsets()) {
+      PhysCoord copy = at;
+      copy += replica;
+      const int thread = scope_thread(plan.scope, owner_of(copy, axes));
+      const std::int64_t m = copy[Axis::kM];
+      if (thread < 0 || thread >= map.threads || m < 0) continue;
+      const std::int64_t slot = m / units, half = m % units;
+      if (slot >= map.slots || !used[static_cast<size_t>(slot)]) continue;
+      for (int d = 0; d < map.rank; ++d)
+        map.table[((static_cast<size_t>(thread) * static_cast<size_t>(map.slots) +
+                    static_cast<size_t>(slot)) *
+                       static_cast<size_t>(units) +
+                   static_cast<size_t>(half)) *
+                      static_cast<size_t>(map.rank) +
+                  static_cast<size_t>(d)] = static_cast<int>(index[static_cast<size_t>(d)]);
+    }
+  }
+  const std::vector<int> slots = used_slot_list(map);
+  if (slots.empty()) return map;
+  CoordForm low = fit_form(map, slots, 0);
+  map.additive = low.additive;
+  map.dims = std::move(low.dims);
+  map.per_slot = std::move(low.per_slot);
+  map.expressible = low.expressible;
+  if (map.halves == 2) map.high = fit_form(map, slots, 1);
+  return map;
+}
+
+}  // namespace tmem::kernels
