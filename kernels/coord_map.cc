@@ -14,9 +14,7 @@ namespace {
 
 // Bits needed to number `count` values (0 for 1).
 int bits_for(int count) {
-  int bits = 0;
-  while ((1 << bits) < count) ++bits;
-  return bits;
+  return static_cast<int>(std::bit_width(static_cast<unsigned>(count - 1)));
 }
 
 int scope_threads(const Scope& scope) { return 32 * scope.groups(); }
@@ -38,7 +36,7 @@ int scope_thread(const Scope& scope, const Owner& owner) {
 }
 
 // Fits value(t, s) = constant + sum thread bits + sum slot bits over every thread < threads and
-// used slot; nullopt when that does not hold. `slot_free`: the value does not depend on the slot.
+// used slot; nullopt when that does not hold.
 std::optional<CoordTerms> fit_terms(const CoordMap& map, int dim, const std::vector<int>& slots,
                                     int half = 0) {
   const int thread_bits = bits_for(map.threads), slot_bits = bits_for(map.slots);

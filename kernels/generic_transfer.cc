@@ -2,6 +2,7 @@
 #include "kernels/generic_transfer.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -17,9 +18,7 @@ constexpr const char* kU = "unsigned int";
 
 // Bits needed to number `count` values (0 for 1).
 int bits_for(int count) {
-  int bits = 0;
-  while ((1 << bits) < count) ++bits;
-  return bits;
+  return static_cast<int>(std::bit_width(static_cast<unsigned>(count - 1)));
 }
 
 // The descriptor's words, in order. The header is fixed; the arrays follow, sized by the

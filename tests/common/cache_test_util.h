@@ -8,6 +8,7 @@
 #include <string>
 #include <system_error>
 
+#include "runtime/cache/module_cache.h"
 #include "runtime/cache/payload.h"
 #include "runtime/support/hash.h"
 
@@ -54,6 +55,20 @@ inline Payload test_payload(int i, size_t bytes = 300) {
   for (size_t b = 0; b < blob; ++b)
     payload.blob[b] = static_cast<char>((b * 31 + static_cast<size_t>(i)) & 0xff);
   return payload;
+}
+
+// Stores an entry under `key` whose metadata is `meta` (and whose cubin is one byte), as a damaged
+// or foreign entry would be found: true when the cache took it.
+inline bool plant_entry(const Key128& key, std::string meta) {
+  return module_cache()
+      .get_or_compile(key,
+                      [&]() -> Result<Payload> {
+                        Payload payload;
+                        payload.blob = {'x'};
+                        payload.meta = std::move(meta);
+                        return payload;
+                      })
+      .ok();
 }
 
 }  // namespace tmem::testing

@@ -783,13 +783,7 @@ TEST_F(CompileKernel, MetadataThatDoesNotParseIsAClearError) {
                            "{\"format\": 99}", "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]"}) {
     SCOPED_TRACE(meta);
     ASSERT_TRUE(clear_cache(true).ok());
-    auto stored = module_cache().get_or_compile(key, [&]() -> Result<Payload> {
-      Payload payload;
-      payload.blob = {'x'};
-      payload.meta = meta;
-      return payload;
-    });
-    ASSERT_TRUE(stored.ok());
+    ASSERT_TRUE(testing::plant_entry(key, meta));
     auto kernel = compile_kernel(source, transfers);
     ASSERT_FALSE(kernel.ok());
     EXPECT_EQ(kernel.error().code(), ErrorCode::kIo) << kernel.error().full_text();

@@ -473,13 +473,7 @@ TEST_F(CompileTransfer, MetadataThatDoesNotParseIsAClearError) {
         std::string("{\"format\": 1, \"kind\": \"transfer\"}"), kernel_meta.to_json()}) {
     SCOPED_TRACE(meta);
     ASSERT_TRUE(clear_cache(true).ok());
-    auto stored = module_cache().get_or_compile(key, [&]() -> Result<Payload> {
-      Payload payload;
-      payload.blob = {'x'};
-      payload.meta = meta;
-      return payload;
-    });
-    ASSERT_TRUE(stored.ok());
+    ASSERT_TRUE(testing::plant_entry(key, meta));
     Result<Kernel> kernel = compile_transfer(spec);
     ASSERT_FALSE(kernel.ok());
     EXPECT_EQ(kernel.error().code(), ErrorCode::kIo) << kernel.error().full_text();
