@@ -7,13 +7,17 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "kernels/emulation_kernels.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/cuda/driver.h"
+#include "tmem/compile.h"
 #include "tmem/kernel.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/plan.h"
 #include "tmem/result.h"
+#include "tmem/transfer.h"
 
 namespace tmem::device_launch {
 
@@ -24,6 +28,21 @@ Result<driver::DeviceInfo> current_device_info();
 
 // "NVIDIA H200 (cc 9.0)".
 std::string describe(const driver::DeviceInfo& info);
+
+// A harness kernel to launch, and for the emulated one (Target::kSm90) what its status codes name
+// (kernels::check_emulation_status).
+struct HarnessKernel {
+  Kernel kernel;
+  std::vector<kernels::EmulatedInstruction> checked;
+};
+
+// The harness kernel `kind` of the checked transfer for options.target and options.cta_group:
+// compile_transfer's (cached in memory and on disk, the path users take) when `plan` is the one
+// check(spec) gives. A plan changed by hand (the tests that inject a fault to show the data checks
+// and the emulation's guardrails catch it) has no spec of its own: it is built and compiled as it
+// is, uncached, and launched through Kernel::launch all the same.
+Result<HarnessKernel> harness_kernel(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+                                     const CompileOptions& options);
 
 // The executor contract's size check (runtime/exec/executor.h): `first` and `second` must match
 // kernels::launch_shape(plan, kind, cta_group) (threads x slots for In/Out, 128 x raw_columns for

@@ -9,7 +9,6 @@
 #include "kernels/transfer_kernels.h"
 #include "runtime/exec/device_launch.h"
 #include "runtime/exec/executor.h"
-#include "runtime/jit/compile_transfer.h"
 
 namespace tmem {
 namespace {
@@ -51,7 +50,7 @@ class EmuExecutor final : public Executor {
  private:
   // Compiled by compile_transfer for Target::kSm90 (the emulated harness kernel, cached as any
   // user's transfer; on a device past 9.x the driver compiles its PTX) and launched by
-  // Kernel::launch, so `tmemjit run` takes the path users take.
+  // Kernel::launch, so `tmemjit run` takes the path users take (device_launch::harness_kernel).
   Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
     if (Status ok =
@@ -65,9 +64,8 @@ class EmuExecutor final : public Executor {
     CompileOptions options;
     options.target = Target::kSm90;
     options.cta_group = cta_group;
-    TransferCompileReport compiled;
-    Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, &compiled);
-    if (!kernel) return std::move(kernel).error();
+    auto harness = device_launch::harness_kernel(spec, plan, kind, options);
+    if (!harness) return std::move(harness).error();
 
     // One EmulationBuffer per CTA: poisoned TMEM, cleared status slots.
     const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);
@@ -88,7 +86,8 @@ class EmuExecutor final : public Executor {
     if (Status ok = buffer->upload(image.data(), image.size() * sizeof(std::uint32_t)); !ok)
       return ok;
 
-    if (Status ok = device_launch::run_harness(*kernel, shape, first, second, &*buffer); !ok)
+    if (Status ok = device_launch::run_harness(harness->kernel, shape, first, second, &*buffer);
+        !ok)
       return ok;
     // The status slots of CTA c start at word c * kEmuBufferWords; one CTA needs only its own.
     std::vector<std::uint32_t> all(ctas > 1 ? ctas * kernels::kEmuBufferWords
@@ -98,7 +97,7 @@ class EmuExecutor final : public Executor {
     for (size_t c = 0; c < ctas; ++c) {
       const std::span<const std::uint32_t> status(all.data() + c * kernels::kEmuBufferWords,
                                                   2 * static_cast<size_t>(shape.threads));
-      Status checked = kernels::check_emulation_status(compiled.checked, status);
+      Status checked = kernels::check_emulation_status(harness->checked, status);
       if (!checked.ok() && ctas > 1) {
         Error error = std::move(checked).error();
         return Error(error.code(), "CTA " + std::to_string(c) + " of the pair: " + error.message(),

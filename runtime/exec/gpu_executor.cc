@@ -4,7 +4,6 @@
 #include "kernels/transfer_kernels.h"
 #include "runtime/exec/device_launch.h"
 #include "runtime/exec/executor.h"
-#include "tmem/jit.h"
 
 namespace tmem {
 namespace {
@@ -49,7 +48,8 @@ class GpuExecutor final : public Executor {
 
  private:
   // Compiled by compile_transfer (cached in memory and on disk as any user's transfer) and
-  // launched by Kernel::launch, so `tmemjit run` takes the path users take.
+  // launched by Kernel::launch, so `tmemjit run` takes the path users take
+  // (device_launch::harness_kernel).
   Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
     if (Status ok =
@@ -64,10 +64,10 @@ class GpuExecutor final : public Executor {
     CompileOptions options;
     options.target = *target;
     options.cta_group = cta_group;
-    Result<Kernel> kernel = compile_transfer(spec, options, kind);
-    if (!kernel) return std::move(kernel).error();
-    return device_launch::run_harness(*kernel, kernels::launch_shape(plan, kind, cta_group), first,
-                                      second);
+    auto harness = device_launch::harness_kernel(spec, plan, kind, options);
+    if (!harness) return std::move(harness).error();
+    return device_launch::run_harness(harness->kernel, kernels::launch_shape(plan, kind, cta_group),
+                                      first, second);
   }
 
   driver::DeviceInfo info_;
