@@ -2,7 +2,6 @@
 #include "runtime/exec/device_launch.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "kernels/transfer_kernels.h"
 #include "runtime/jit/compile_transfer.h"
@@ -42,29 +41,16 @@ Result<HarnessKernel> harness_kernel(const TransferSpec& spec, const Plan& plan,
     if (!kernel.ok()) return std::move(kernel).error();
     return HarnessKernel{std::move(kernel).value(), std::move(report.checked)};
   }
-  HarnessKernel harness;
-  std::optional<ptx::Module> module;
-  if (options.target == Target::kSm90) {
-    Result<kernels::EmulationKernel> emulated =
-        kernels::build_emulation_kernel(plan, kind, options.cta_group);
-    if (!emulated.ok()) return std::move(emulated).error();
-    module = std::move(emulated->module);
-    harness.checked = std::move(emulated->checked);
-  } else {
-    Result<ptx::Module> built =
-        kernels::build_kernel(plan, kind, options.target, options.cta_group);
-    if (!built.ok()) return std::move(built).error();
-    module = std::move(built).value();
-  }
-  Result<std::string> ptx = ptx::print(*module);
+  Result<HarnessModule> harness = harness_module(plan, kind, options);
+  if (!harness.ok()) return std::move(harness).error();
+  Result<std::string> ptx = ptx::print(harness->module);
   if (!ptx.ok()) return std::move(ptx).error();
   Result<CompiledModule> compiled = compile_ptx(*ptx, options);
   if (!compiled.ok()) return std::move(compiled).error();
   Result<Kernel> kernel =
       Kernel::from_cubin(compiled->cubin, kernels::kernel_name(kind), options.target);
   if (!kernel.ok()) return std::move(kernel).error();
-  harness.kernel = std::move(kernel).value();
-  return harness;
+  return HarnessKernel{std::move(kernel).value(), std::move(harness->checked)};
 }
 
 Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::size_t second,

@@ -115,26 +115,6 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// The harness kernel as PTX IR for the target: sm_90 gets the emulated kernel and the list of
-// what its status codes name (kernels/emulation_kernels.h).
-struct HarnessModule {
-  ptx::Module module;
-  std::vector<kernels::EmulatedInstruction> checked;
-};
-
-Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
-                                     const CompileOptions& options) {
-  if (options.target == Target::kSm90) {
-    Result<kernels::EmulationKernel> emulated =
-        kernels::build_emulation_kernel(plan, kind, options.cta_group);
-    if (!emulated.ok()) return std::move(emulated).error();
-    return HarnessModule{std::move(emulated->module), std::move(emulated->checked)};
-  }
-  Result<ptx::Module> module = kernels::build_kernel(plan, kind, options.target, options.cta_group);
-  if (!module.ok()) return std::move(module).error();
-  return HarnessModule{std::move(module).value(), {}};
-}
-
 // The miss path: check, build, print, compile; the entry's metadata is typed JSON (entry_meta.h).
 Result<Payload> compile_payload(const TransferSpec& spec, const KernelContext& context,
                                 KernelKind kind) {
@@ -278,6 +258,19 @@ const std::string& compiler_version(Backend backend) {
   }
   static const std::string unknown = "unknown backend";  // resolve_backend never yields kAuto
   return unknown;
+}
+
+Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
+                                     const CompileOptions& options) {
+  if (options.target == Target::kSm90) {
+    Result<kernels::EmulationKernel> emulated =
+        kernels::build_emulation_kernel(plan, kind, options.cta_group);
+    if (!emulated.ok()) return std::move(emulated).error();
+    return HarnessModule{std::move(emulated->module), std::move(emulated->checked)};
+  }
+  Result<ptx::Module> module = kernels::build_kernel(plan, kind, options.target, options.cta_group);
+  if (!module.ok()) return std::move(module).error();
+  return HarnessModule{std::move(module).value(), {}};
 }
 
 std::string_view to_string(ModuleCache::Lookup lookup) noexcept {

@@ -9,8 +9,10 @@
 #include "kernels/emulation_kernels.h"
 #include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/ptx/ir.h"
 #include "runtime/support/hash.h"
 #include "tmem/jit.h"
+#include "tmem/plan.h"
 
 namespace tmem {
 
@@ -46,6 +48,16 @@ CacheSource source_of(ModuleCache::Lookup lookup) noexcept;
 
 // "memory hit", "disk hit", "remote hit", "miss", "off".
 std::string_view to_string(ModuleCache::Lookup lookup) noexcept;
+
+// The harness kernel `kind` of a checked plan as PTX IR for options.target and
+// options.cta_group: Target::kSm90 gives the emulated kernel and the list of what its status
+// codes name (kernels/emulation_kernels.h); other targets, no list.
+struct HarnessModule {
+  ptx::Module module;
+  std::vector<kernels::EmulatedInstruction> checked;
+};
+Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
+                                     const CompileOptions& options);
 
 // compile_transfer, filling `report` (which may be null).
 Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const CompileOptions& options,
