@@ -53,6 +53,19 @@ Result<HarnessKernel> harness_kernel(const TransferSpec& spec, const Plan& plan,
   return HarnessKernel{std::move(kernel).value(), std::move(harness->checked)};
 }
 
+Status DeviceExecutor::run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+                           std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
+  if (Status ok = check_buffers(plan, kind, first.size(), second.size(), 1); !ok) return ok;
+  return execute(spec, plan, kind, 1, first, second);
+}
+
+Status DeviceExecutor::run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+                                std::span<const std::uint32_t> first,
+                                std::span<std::uint32_t> second) {
+  if (Status ok = check_buffers(plan, kind, first.size(), second.size(), 2); !ok) return ok;
+  return execute(spec, plan, kind, 2, first, second);
+}
+
 Status check_buffers(const Plan& plan, KernelKind kind, std::size_t first, std::size_t second,
                      int cta_group) {
   const kernels::LaunchShape shape = kernels::launch_shape(plan, kind, cta_group);

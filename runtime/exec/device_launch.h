@@ -12,6 +12,7 @@
 #include "kernels/emulation_kernels.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/exec/executor.h"
 #include "tmem/compile.h"
 #include "tmem/kernel.h"
 #include "tmem/kernel_kind.h"
@@ -43,6 +44,21 @@ struct HarnessKernel {
 // is, uncached, and launched through Kernel::launch all the same.
 Result<HarnessKernel> harness_kernel(const TransferSpec& spec, const Plan& plan, KernelKind kind,
                                      const CompileOptions& options);
+
+// What the emu and gpu executors share: run and run_pair check the buffers against the launch
+// shape (check_buffers below), then execute with the CTA group, 1 or 2 (the pair's cluster).
+class DeviceExecutor : public Executor {
+ public:
+  Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+             std::span<const std::uint32_t> first, std::span<std::uint32_t> second) final;
+  Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
+                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) final;
+
+ protected:
+  // Runs harness kernel `kind` of the checked transfer once, buffers already checked.
+  virtual Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
+                         std::span<const std::uint32_t> first, std::span<std::uint32_t> second) = 0;
+};
 
 // The executor contract's size check (runtime/exec/executor.h): `first` and `second` must match
 // kernels::launch_shape(plan, kind, cta_group) (threads x slots for In/Out, 128 x raw_columns for

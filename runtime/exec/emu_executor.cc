@@ -29,34 +29,21 @@ Status needs_emulation_device(const driver::DeviceInfo& info) {
       .set_device_fault(DeviceFault::kWrongComputeCapability);
 }
 
-class EmuExecutor final : public Executor {
+class EmuExecutor final : public device_launch::DeviceExecutor {
  public:
   explicit EmuExecutor(driver::DeviceInfo info) : info_(std::move(info)) {}
 
   Device device() const noexcept override { return Device::kEmu; }
   std::string description() const override { return "emu on " + device_launch::describe(info_); }
 
-  Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
-             std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(spec, plan, kind, 1, first, second);
-  }
-  // The pair launches as one cluster of 2 CTAs (sm_90 has clusters and barrier.cluster); each CTA
-  // emulates its own TMEM in its own EmulationBuffer.
-  Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
-                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(spec, plan, kind, 2, first, second);
-  }
-
  private:
   // Compiled by compile_transfer for Target::kSm90 (the emulated harness kernel, cached as any
   // user's transfer; on a device past 9.x the driver compiles its PTX) and launched by
   // Kernel::launch, so `tmemjit run` takes the path users take (device_launch::harness_kernel).
+  // A pair (cta_group 2) launches as one cluster of 2 CTAs (sm_90 has clusters and
+  // barrier.cluster); each CTA emulates its own TMEM in its own EmulationBuffer.
   Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
-                 std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
-    if (Status ok =
-            device_launch::check_buffers(plan, kind, first.size(), second.size(), cta_group);
-        !ok)
-      return ok;
+                 std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
     // The device of the current context now, which may differ from the one seen at creation.
     auto info = device_launch::current_device_info();
     if (!info) return std::move(info).error();

@@ -26,7 +26,7 @@ Result<Target> target_for(const driver::DeviceInfo& info) {
       .set_device_fault(DeviceFault::kWrongComputeCapability);
 }
 
-class GpuExecutor final : public Executor {
+class GpuExecutor final : public device_launch::DeviceExecutor {
  public:
   GpuExecutor(driver::DeviceInfo info, Target target) : info_(std::move(info)), target_(target) {}
 
@@ -35,27 +35,14 @@ class GpuExecutor final : public Executor {
     return "gpu on " + device_launch::describe(info_) + ", " + std::string(to_string(target_));
   }
 
-  Status run(const TransferSpec& spec, const Plan& plan, KernelKind kind,
-             std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(spec, plan, kind, 1, first, second);
-  }
-  // A cluster of 2 CTAs with the .cta_group::2 lifecycle (never run: no sm_100 GPU was
-  // available; the emu executor runs the same kernel shape on Hopper).
-  Status run_pair(const TransferSpec& spec, const Plan& plan, KernelKind kind,
-                  std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
-    return execute(spec, plan, kind, 2, first, second);
-  }
-
  private:
   // Compiled by compile_transfer (cached in memory and on disk as any user's transfer) and
   // launched by Kernel::launch, so `tmemjit run` takes the path users take
-  // (device_launch::harness_kernel).
+  // (device_launch::harness_kernel). A pair (cta_group 2) is a cluster of 2 CTAs with the
+  // .cta_group::2 lifecycle (never run: no sm_100 GPU was available; the emu executor runs the
+  // same kernel shape on Hopper).
   Status execute(const TransferSpec& spec, const Plan& plan, KernelKind kind, int cta_group,
-                 std::span<const std::uint32_t> first, std::span<std::uint32_t> second) {
-    if (Status ok =
-            device_launch::check_buffers(plan, kind, first.size(), second.size(), cta_group);
-        !ok)
-      return ok;
+                 std::span<const std::uint32_t> first, std::span<std::uint32_t> second) override {
     // The device of the current context now, which may differ from the one seen at creation.
     auto info = device_launch::current_device_info();
     if (!info) return std::move(info).error();
