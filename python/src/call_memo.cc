@@ -4,6 +4,7 @@
 #include <array>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 
 namespace tmemjit_py {
@@ -27,20 +28,13 @@ bool same(PyObject* a, PyObject* b) {
   return equal == 1;
 }
 
-// An exact list or tuple as its items (borrowed); nullopt for anything else.
-std::optional<std::vector<PyObject*>> items_of(nb::handle sequence) {
+// An exact list or tuple as its items, read in place (borrowed: valid while the GIL is held and
+// nothing runs Python code); nullopt for anything else. No allocation: a recall runs per call.
+std::optional<std::span<PyObject* const>> items_of(nb::handle sequence) {
   PyObject* object = sequence.ptr();
-  std::vector<PyObject*> items;
-  if (PyList_CheckExact(object)) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(object); ++i)
-      items.push_back(PyList_GET_ITEM(object, i));
-  } else if (PyTuple_CheckExact(object)) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(object); ++i)
-      items.push_back(PyTuple_GET_ITEM(object, i));
-  } else {
-    return std::nullopt;
-  }
-  return items;
+  if (!PyList_CheckExact(object) && !PyTuple_CheckExact(object)) return std::nullopt;
+  return std::span<PyObject* const>(PySequence_Fast_ITEMS(object),
+                                    static_cast<std::size_t>(PySequence_Fast_GET_SIZE(object)));
 }
 
 struct Entry {
@@ -69,7 +63,7 @@ bool same_transfers(const Entry& entry, nb::handle given) {
 }
 
 bool same_options(const std::vector<nb::object>& stored, nb::handle given) {
-  const std::optional<std::vector<PyObject*>> items = items_of(given);
+  const std::optional<std::span<PyObject* const>> items = items_of(given);
   if (!items || items->size() != stored.size()) return false;
   for (std::size_t i = 0; i < stored.size(); ++i)
     if (!same(stored[i].ptr(), (*items)[i])) return false;
@@ -97,7 +91,7 @@ std::optional<Entry> snapshot(const nb::handle (&arguments)[kCallArguments]) {
   while (PyDict_Next(dict, &position, &name, &value))
     entry.transfers.emplace_back(nb::borrow(name), nb::borrow(value));
   for (std::size_t i : {kExtraOptions, kNvrtcOptions, kPtxOptions}) {
-    const std::optional<std::vector<PyObject*>> items = items_of(arguments[i]);
+    const std::optional<std::span<PyObject* const>> items = items_of(arguments[i]);
     if (!items) return std::nullopt;
     for (PyObject* item : *items) options_of(entry, i).push_back(nb::borrow(item));
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "kernels/emulation_kernels.h"
@@ -48,28 +49,27 @@ std::optional<std::vector<std::string>> elf_entries(std::span<const char> image)
 
 }  // namespace
 
-Result<std::vector<char>> Kernel::Impl::load_image() const {
-  if (ptx_fallback_ && target_ == Target::kSm90 && !payload_->text.empty()) {
-    Result<int> device = driver::current_device();
-    if (!device.ok()) return std::move(device).error();
-    Result<driver::DeviceInfo> info = driver::device_info(*device);
-    if (!info.ok()) return std::move(info).error();
-    if (info->compute_capability / 10 != 9) {
-      std::vector<char> ptx(payload_->text.begin(), payload_->text.end());
-      ptx.push_back('\0');  // cuLibraryLoadData takes PTX as a NUL-terminated string
-      return ptx;
-    }
-  }
-  return payload_->blob;
+Result<std::optional<std::vector<char>>> Kernel::Impl::ptx_image() const {
+  if (!ptx_fallback_ || target_ != Target::kSm90 || payload_->text.empty())
+    return std::optional<std::vector<char>>();
+  Result<int> device = driver::current_device();
+  if (!device.ok()) return std::move(device).error();
+  Result<driver::DeviceInfo> info = driver::device_info(*device);
+  if (!info.ok()) return std::move(info).error();
+  if (info->compute_capability / 10 == 9) return std::optional<std::vector<char>>();
+  std::vector<char> ptx(payload_->text.begin(), payload_->text.end());
+  ptx.push_back('\0');  // cuLibraryLoadData takes PTX as a NUL-terminated string
+  return std::optional<std::vector<char>>(std::move(ptx));
 }
 
 Result<void*> Kernel::Impl::kernel() {
   if (void* loaded_kernel = function_.load(std::memory_order_acquire)) return loaded_kernel;
   std::lock_guard lock(load_mutex_);
   if (void* loaded_kernel = function_.load(std::memory_order_acquire)) return loaded_kernel;
-  Result<std::vector<char>> image = load_image();
-  if (!image.ok()) return std::move(image).error();
-  Result<driver::LoadedLibrary> library = driver::LoadedLibrary::load(*image, target_);
+  Result<std::optional<std::vector<char>>> ptx = ptx_image();
+  if (!ptx.ok()) return std::move(ptx).error();
+  const std::span<const char> image = *ptx ? std::span<const char>(**ptx) : payload_->blob;
+  Result<driver::LoadedLibrary> library = driver::LoadedLibrary::load(image, target_);
   if (!library.ok()) return std::move(library).error();
   Result<void*> handle = library->kernel(entry_);
   if (!handle.ok()) return std::move(handle).error();

@@ -79,8 +79,9 @@ class Kernel::Impl {
   Result<std::vector<std::string>> emulation_check();
 
  private:
-  // What kernel() hands the driver: the cubin, or the PTX where set_ptx_fallback() applies.
-  Result<std::vector<char>> load_image() const;
+  // The PTX kernel() hands the driver instead of the cubin where set_ptx_fallback() applies
+  // (a device past 9.x); nullopt where the cubin loads.
+  Result<std::optional<std::vector<char>>> ptx_image() const;
 
   std::string entry_;
   Target target_;
