@@ -11,7 +11,10 @@
 // CUTLASS-style epilogue does; where CuTe's headers were found), and with CUTLASS-sized headers
 // (CuTe's SM100 MMA and copy atoms and CUTLASS's numeric types). Layouts: the example's Layout D
 // (32x32b.x32 x2) first, then Layout F (16x256b.x8 x2), both 64 registers per thread, then
-// Layout D by 32x32b.x64 (128 registers per thread: a new register count).
+// Layout D by 32x32b.x64 (128 registers per thread: a new register count). Then the
+// warp-specialized SM100 GEMM of the fidelity tests (tests/jit/kernels/ws_gemm_sm100.cu: TMA,
+// MMA and epilogue warps, a cluster of 2, CuTe), its accumulator read by 32x32b.x32, 16x256b.x8
+// (64 registers per thread) and 32x32b.x64 (128).
 // Cold means uncached: each repetition renames the kernel, so every cache (ours, and the compute
 // cache of the compilers' ptxas) misses; the disk cache is a fresh directory.
 #include <algorithm>
@@ -57,6 +60,7 @@ std::string read_file(const std::string& path) {
 }
 
 const std::string kExample = std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue";
+const std::string kGemm = std::string(TMEMJIT_SOURCE_DIR) + "/tests/jit/kernels";
 
 tmem::TransferSpec layout(const std::string& name) {
   return tmem::TransferSpec::from_json(read_file(kExample + "/layouts/" + name + ".json")).value();
@@ -70,6 +74,18 @@ std::vector<tmem::NamedTransfer> transfers(const std::string& load, const std::s
   st = ld;
   st.name = "acc_store";
   return {{layout(load), ld}, {layout(store), st}};
+}
+
+// acc_load of the warp-specialized GEMM as it calls it: acc_load(tmem_base, regs, warp, column).
+std::vector<tmem::NamedTransfer> gemm_transfer(const std::string& name) {
+  tmem::DeviceFunctionOptions options;
+  options.name = "acc_load";
+  options.wait = false;
+  options.warp_argument = true;
+  options.column_argument = true;
+  return {{tmem::TransferSpec::from_json(read_file(kGemm + "/ws_gemm_layouts/" + name + ".json"))
+               .value(),
+           options}};
 }
 
 // The source with the transfers inline (device_function's CUDA form): what NVRTC or nvcc
@@ -194,16 +210,45 @@ int main(int argc, char** argv) {
       if (!dir.empty()) cute_flags.push_back("-I" + dir);
   }
   struct Source {
-    const char* name;
+    std::string name;
     std::string text;
     std::vector<std::string> flags;  // front-end options (NVRTC and nvcc alike)
+    std::string entry = "epilogue";
+    std::string path = "epilogue.cu";
+    // The first layout, a new one with the same registers per thread, a new register count.
+    std::vector<tmem::NamedTransfer> first, fresh, count;
+    int load_calls = 2;  // places the kernel loads at: each has the plan's LDTM
+    bool sweep = true;   // the autotuner's sweep (the epilogue's loads and stores)
   };
-  std::vector<Source> sources = {{"epilogue.cu", epilogue, {}},
-                                 {"epilogue.cu + <cuda_bf16.h>", with_bf16, {}}};
+  auto epilogue_source = [&](std::string name, std::string text, std::vector<std::string> flags) {
+    Source source;
+    source.name = std::move(name);
+    source.text = std::move(text);
+    source.flags = std::move(flags);
+    source.first = first_layout;
+    source.fresh = new_layout;
+    source.count = new_count;
+    return source;
+  };
+  std::vector<Source> sources = {epilogue_source("epilogue.cu", epilogue, {}),
+                                 epilogue_source("epilogue.cu + <cuda_bf16.h>", with_bf16, {})};
   if (!cute_flags.empty()) {
-    sources.push_back({"epilogue.cu + CuTe tensor (<cute/tensor.hpp>)", with_cute, cute_flags});
     sources.push_back(
-        {"epilogue.cu + CUTLASS-sized (SM100 MMA/copy atoms, TMA)", with_cutlass, cute_flags});
+        epilogue_source("epilogue.cu + CuTe tensor (<cute/tensor.hpp>)", with_cute, cute_flags));
+    sources.push_back(epilogue_source("epilogue.cu + CUTLASS-sized (SM100 MMA/copy atoms, TMA)",
+                                      with_cutlass, cute_flags));
+    Source gemm;
+    gemm.name = "warp-specialized SM100 GEMM (CuTe; ws_gemm_sm100.cu)";
+    gemm.text = read_file(kGemm + "/ws_gemm_sm100.cu");
+    gemm.flags = cute_flags;
+    gemm.entry = "ws_gemm_bf16";
+    gemm.path = "ws_gemm_sm100.cu";
+    gemm.first = gemm_transfer("x32");
+    gemm.fresh = gemm_transfer("16x256b");
+    gemm.count = gemm_transfer("x64");
+    gemm.load_calls = 1;  // its chunk loop is not unrolled
+    gemm.sweep = false;
+    sources.push_back(std::move(gemm));
   } else
     std::fprintf(stderr,
                  "no CuTe headers (TMEMJIT_CUTE_INCLUDE or the configured "
@@ -236,17 +281,18 @@ int main(int argc, char** argv) {
       // ComputeCache under ~/.nv that NVRTC's, nvcc's and nvJitLink's ptxas keep) answers.
       // The name in a first line too: the text before the transfers' include differs, so the
       // first layout parses (and precompiles) the headers as a new process would.
-      const std::string entry = "epilogue" + tmem::bench::unique_suffix();
+      const std::string entry = source.entry + tmem::bench::unique_suffix();
       const std::string text =
-          "// " + entry + "\n" + tmem::bench::replace_first(source.text, "epilogue(", entry + "(");
-      tmem::KernelSource kernel_source{tmem::Language::kCuda, text, entry, "epilogue.cu"};
+          "// " + entry + "\n" +
+          tmem::bench::replace_first(source.text, source.entry + "(", entry + "(");
+      tmem::KernelSource kernel_source{tmem::Language::kCuda, text, entry, source.path};
       const auto dir = scratch / ("cache" + std::to_string(rep));
       tmem::set_cache_dir(dir.string());
       (void)tmem::clear_cache(false);
 
       tmem::CompileReport report;
       auto start = Clock::now();
-      auto a = tmem::compile_kernel(kernel_source, first_layout, kernel_options, &report);
+      auto a = tmem::compile_kernel(kernel_source, source.first, kernel_options, &report);
       first.push_back(ms_since(start));
       if (!a.ok()) {
         std::fprintf(stderr, "%s\n", a.error().full_text().c_str());
@@ -255,7 +301,7 @@ int main(int argc, char** argv) {
       front_end.push_back(report.front_end_ms);
       headers = report.headers;
       start = Clock::now();
-      auto b = tmem::compile_kernel(kernel_source, new_layout, kernel_options, &report);
+      auto b = tmem::compile_kernel(kernel_source, source.fresh, kernel_options, &report);
       fresh.push_back(ms_since(start));
       new_front_end.push_back(report.front_end_ms);
       new_ptx_compile.push_back(report.ptx_compile_ms);
@@ -268,7 +314,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       start = Clock::now();
-      auto c = tmem::compile_kernel(kernel_source, new_count, kernel_options, &report);
+      auto c = tmem::compile_kernel(kernel_source, source.count, kernel_options, &report);
       fresh_count.push_back(ms_since(start));
       if (!c.ok() || (has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
         if (!c.ok()) std::fprintf(stderr, "%s\n", c.error().full_text().c_str());
@@ -277,27 +323,28 @@ int main(int argc, char** argv) {
       }
       if (rep == 0 && tool) {
         for (const auto& [name, kernel, named] :
-             {std::tuple{"first", &*a, &first_layout}, std::tuple{"new", &*b, &new_layout}}) {
+             {std::tuple{"first", &*a, &source.first}, std::tuple{"new", &*b, &source.fresh}}) {
           const tmem::sass::Listing listing(
               tmem::sass::disassemble(*tool, kernel->cubin()).value());
           const tmem::Plan ld = tmem::check((*named)[0].spec).value();
-          const tmem::Plan st = tmem::check((*named)[1].spec).value();
+          const int stores =
+              named->size() > 1 ? tmem::check((*named)[1].spec)->instructions_per_warp() : 0;
           sass[name] = {{"ldtm", listing.count("LDTM")},
                         {"sttm", listing.count("STTM")},
-                        {"ldtm_plan", 2 * ld.instructions_per_warp()},  // two calls
-                        {"sttm_plan", st.instructions_per_warp()},
+                        {"ldtm_plan", source.load_calls * ld.instructions_per_warp()},
+                        {"sttm_plan", stores},
                         {"local_memory", listing.uses_local_memory()}};
         }
       }
       for (int i = 0; i < 200; ++i) {
         start = Clock::now();
-        auto hit = tmem::compile_kernel(kernel_source, first_layout, kernel_options, &report);
+        auto hit = tmem::compile_kernel(kernel_source, source.first, kernel_options, &report);
         memory.push_back(ms_since(start));
         if (!hit.ok() || report.cache != tmem::CacheSource::kMemory) return 1;
       }
       (void)tmem::clear_cache(false);
       start = Clock::now();
-      auto from_disk = tmem::compile_kernel(kernel_source, first_layout, kernel_options, &report);
+      auto from_disk = tmem::compile_kernel(kernel_source, source.first, kernel_options, &report);
       disk.push_back(ms_since(start));
       if (!from_disk.ok() || report.cache != tmem::CacheSource::kDisk) return 1;
 
@@ -305,6 +352,7 @@ int main(int argc, char** argv) {
       // layouts' own translation units do not depend on the name): one after the other, then
       // from a pool of the machine's threads.
       for (auto [threads, samples] : {std::pair{1u, &sweep_serial}, {pool, &sweep_parallel}}) {
+        if (!source.sweep) break;
         (void)tmem::clear_cache(true);
         const std::string name = "epilogue" + tmem::bench::unique_suffix();
         const tmem::KernelSource swept{
@@ -320,13 +368,13 @@ int main(int argc, char** argv) {
       }
 
       // The same kernel with the transfers inline, through NVRTC (each layout) and nvcc.
-      const std::string whole = inline_source(text, first_layout);
+      const std::string whole = inline_source(text, source.first);
       tmem::CompileOptions options;
       options.extra_options = {"--include-path=" + cuda_include, "--std=c++17"};
       options.extra_options.insert(options.extra_options.end(), source.flags.begin(),
                                    source.flags.end());
       for (auto [layouts, samples] :
-           {std::pair{&first_layout, &nvrtc}, {&new_layout, &nvrtc_new}}) {
+           {std::pair{&source.first, &nvrtc}, {&source.fresh, &nvrtc_new}}) {
         start = Clock::now();
         auto by_nvrtc = tmem::compile_cuda(inline_source(text, *layouts), "", options);
         samples->push_back(ms_since(start));
@@ -335,7 +383,7 @@ int main(int argc, char** argv) {
           return 1;
         }
       }
-      const std::string file = (scratch / "epilogue.cu").string();
+      const std::string file = (scratch / source.path).string();
       std::ofstream(file) << whole;
       start = Clock::now();
       std::vector<std::string> nvcc_argv = {
@@ -352,33 +400,35 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    out["sources"].push_back({{"source", source.name},
-                              {"first_layout_ms", median(first)},
-                              {"front_end_ms", median(front_end)},
-                              {"headers", headers},
-                              {"new_layout_ms", median(fresh)},
-                              {"new_count_ms", median(fresh_count)},
-                              // Where a new layout's time goes: NVRTC after the headers, then
-                              // the PTX compile of the whole kernel.
-                              {"new_layout_front_end_ms", median(new_front_end)},
-                              {"new_layout_ptx_compile_ms", median(new_ptx_compile)},
-                              {"memory_hit_ms", median(memory)},
-                              {"disk_hit_ms", median(disk)},
-                              {"nvrtc_ms", median(nvrtc)},
-                              // What plain NVRTC pays for the new layout: its inline source.
-                              {"nvrtc_new_layout_ms", median(nvrtc_new)},
-                              {"nvcc_ms", median(nvcc)},
-                              {"speedup_new_vs_first", median(first) / median(fresh)},
-                              {"speedup_new_count_vs_first", median(first) / median(fresh_count)},
-                              // A new layout against plain NVRTC of its inline source (< 1: ours
-                              // is faster).
-                              {"new_vs_nvrtc_inline", median(fresh) / median(nvrtc_new)},
-                              // An autotuner's sweep after the first layout (sweep_layouts).
-                              {"sweep_layouts", sweep.size()},
-                              {"sweep_threads", pool},
-                              {"sweep_serial_ms", median(sweep_serial)},
-                              {"sweep_parallel_ms", median(sweep_parallel)},
-                              {"sass", sass}});
+    nlohmann::json row = {{"source", source.name},
+                          {"first_layout_ms", median(first)},
+                          {"front_end_ms", median(front_end)},
+                          {"headers", headers},
+                          {"new_layout_ms", median(fresh)},
+                          {"new_count_ms", median(fresh_count)},
+                          // Where a new layout's time goes: NVRTC after the headers, then
+                          // the PTX compile of the whole kernel.
+                          {"new_layout_front_end_ms", median(new_front_end)},
+                          {"new_layout_ptx_compile_ms", median(new_ptx_compile)},
+                          {"memory_hit_ms", median(memory)},
+                          {"disk_hit_ms", median(disk)},
+                          {"nvrtc_ms", median(nvrtc)},
+                          // What plain NVRTC pays for the new layout: its inline source.
+                          {"nvrtc_new_layout_ms", median(nvrtc_new)},
+                          {"nvcc_ms", median(nvcc)},
+                          {"speedup_new_vs_first", median(first) / median(fresh)},
+                          {"speedup_new_count_vs_first", median(first) / median(fresh_count)},
+                          // A new layout against plain NVRTC of its inline source (< 1: ours
+                          // is faster).
+                          {"new_vs_nvrtc_inline", median(fresh) / median(nvrtc_new)},
+                          {"sass", sass}};
+    if (source.sweep) {  // An autotuner's sweep after the first layout (sweep_layouts).
+      row["sweep_layouts"] = sweep.size();
+      row["sweep_threads"] = pool;
+      row["sweep_serial_ms"] = median(sweep_serial);
+      row["sweep_parallel_ms"] = median(sweep_parallel);
+    }
+    out["sources"].push_back(std::move(row));
   }
   std::error_code ec;
   std::filesystem::remove_all(scratch, ec);

@@ -1,5 +1,6 @@
 #include "kernels/specialized_source.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -70,6 +71,40 @@ size_t header_include_line(const std::string& code) {
     line = end + 1;
   }
   return std::string::npos;
+}
+
+// Whether `code` (comments and literals blanked) can end a header: every #if closed and every
+// brace, parenthesis and bracket of its code closed, so the transfers' include is at file scope.
+bool stands_alone(std::string_view code) {
+  int conditionals = 0, brackets = 0;
+  for (size_t line = 0; line < code.size();) {
+    size_t end = code.find('\n', line);
+    if (end == std::string_view::npos) end = code.size();
+    size_t at = code.find_first_not_of(" \t", line);
+    if (at < end && code[at] == '#') {
+      // A directive, with its continuation lines: only conditionals count.
+      while (end < code.size() && end > line && code[end - 1] == '\\')
+        end = std::min(code.find('\n', end + 1), code.size());
+      at = code.find_first_not_of(" \t", at + 1);
+      const std::string_view word = at < end ? code.substr(at, end - at) : std::string_view();
+      if (word.starts_with("if")) ++conditionals;  // #if, #ifdef, #ifndef
+      if (word.starts_with("endif")) --conditionals;
+    } else {
+      for (size_t i = line; i < end; ++i) {
+        if (code[i] == '{' || code[i] == '(' || code[i] == '[') ++brackets;
+        if (code[i] == '}' || code[i] == ')' || code[i] == ']') --brackets;
+      }
+    }
+    line = end + 1;
+  }
+  return conditionals == 0 && brackets == 0;
+}
+
+// Whether `path` can be written inside "..." of an #include and a #line as it is.
+bool spellable_in_line(std::string_view path) {
+  for (const char c : path)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  return !path.empty();
 }
 
 }  // namespace
@@ -146,7 +181,7 @@ std::string transfers_header(const PreparedTransfers& prepared, Target target) {
   return header;
 }
 
-CudaUnit cuda_unit(std::string_view source) {
+CudaUnit cuda_unit(std::string_view source, std::string_view path) {
   CudaUnit unit;
   const std::string code = code_only(source);
   const size_t line = header_include_line(code);
@@ -157,9 +192,19 @@ CudaUnit cuda_unit(std::string_view source) {
   size_t number = 1;
   for (size_t i = 0; i < line; ++i) number += source[i] == '\n' ? 1 : 0;
   unit.prefix = std::string(source.substr(0, line));
-  unit.text =
-      unit.prefix + ";\n#line " + std::to_string(number) + "\n" + std::string(source.substr(line));
   unit.header_stop = true;
+  const std::string rest =
+      "#line " + std::to_string(number) + "\n" + std::string(source.substr(line));
+  if (!stands_alone(std::string_view(code).substr(0, line)) || !spellable_in_line(path)) {
+    unit.text = unit.prefix + ";\n" + rest;
+    return unit;
+  }
+  // Beside the user's file, so that its `#include "x"` searches the user's directory.
+  unit.prefix_header_name = std::string(path) + ".tmemjit-prefix.cuh";
+  unit.prefix_header = "#line 1 \"" + std::string(path) + "\"\n" + unit.prefix;
+  // The ";" is the stop: the first token of the source file, before the #line (which would
+  // otherwise turn precompiling off) and before the transfers header.
+  unit.text = "#include \"" + unit.prefix_header_name + "\"\n;\n" + rest;
   return unit;
 }
 

@@ -44,15 +44,26 @@ std::string transfers_header(const PreparedTransfers& prepared, Target target);
 
 // The user's CUDA source as NVRTC compiles it.
 struct CudaUnit {
-  std::string text;          // the source, with ";" and "#line N" before its include of the header
-  std::string prefix;        // the text before that stop: what a precompiled header may hold
+  std::string text;    // the source file NVRTC gets
+  std::string prefix;  // the user's text before the stop: what a precompiled header may hold
+  // The prefix as an in-memory header that `text` includes first (name, text), so that NVRTC
+  // precompiles all of it, the user's own code as well as their includes; empty where the prefix
+  // cannot stand alone as a header (below).
+  std::string prefix_header_name;
+  std::string prefix_header;
   bool header_stop = false;  // false: the source does not include the header itself
 };
-// `source` with a header stop: an empty declaration ";" on a line of its own before the first
-// `#include <tmemjit/transfers.cuh>` (or "...") outside comments, then `#line N` so every later
-// line keeps its number. NVRTC ends a precompiled header at the first token of the source file,
-// and never checks named headers when it reuses one: the stop keeps every layout out of it.
-CudaUnit cuda_unit(std::string_view source);
+// `source` (named `path` for NVRTC) split at its first `#include <tmemjit/transfers.cuh>` (or
+// "...") outside comments. NVRTC ends a precompiled header at the first token of the source file
+// and never checks in-memory headers when it reuses one, so the layout must come after that point.
+// The prefix becomes a header that `#line 1 "path"` names as the user's file (lines, __FILE__ and
+// diagnostics unchanged) and the source file is `#include` of it, the stop ";", `#line N`, then
+// the rest.
+// Where the prefix leaves an #if or a brace open (the include sits inside a namespace or a
+// conditional), or `path` cannot be spelled in a #line, the stop is an empty declaration ";" and
+// `#line N` before the include instead: only the headers included before the first token are
+// precompiled then.
+CudaUnit cuda_unit(std::string_view source, std::string_view path);
 
 // Whether `name` appears as an identifier in `source` outside comments (the warning that a
 // transfer is never called).

@@ -117,9 +117,11 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const std::string& transfers_header,
                                      const KernelContext& context, const Includes& includes,
                                      std::string_view keep_stem) {
-  const kernels::CudaUnit unit = kernels::cuda_unit(source.text);
-  const std::vector<std::pair<std::string, std::string>> headers = {
+  const kernels::CudaUnit unit = kernels::cuda_unit(source.text, source.path);
+  std::vector<std::pair<std::string, std::string>> headers = {
       {std::string(kernels::kTransfersHeader), transfers_header}};
+  if (!unit.prefix_header_name.empty())
+    headers.emplace_back(unit.prefix_header_name, unit.prefix_header);
   std::vector<std::string> options = context.nvrtc;
   FrontEnd out;
   out.headers = pch_off_reason(unit, context);

@@ -262,6 +262,49 @@ TEST_F(CompileKernel, PrecompiledHeadersNeverServeAnotherLayoutOrAnEditedHeader)
   EXPECT_EQ(ptx_edited.find("0f40A00000"), std::string::npos) << "5.0f is gone";
 }
 
+// Everything before the include of tmemjit/transfers.cuh is precompiled, the user's own code as
+// well as their headers (docs/specialization.md, "How a layout compiles"): it keeps the user's
+// file name and lines, its #include "x" searches the source's directory, and an error in it names
+// the user's file and line.
+TEST_F(CompileKernel, YourCodeBeforeTheTransfersIsPrecompiledWithYourLinesAndDirectory) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  testing::write_file(dir.path() / "scale.h", "#define SCALE 3.0f\n");
+  const std::string prefix =
+      "#include <cuda_bf16.h>\n"
+      "#include \"scale.h\"\n"  // no -I: found beside the source
+      "__device__ __forceinline__ float scaled(float x) { return SCALE * x; }\n"
+      "static_assert(__LINE__ == 4, \"the precompiled part keeps its lines\");\n";
+  KernelSource source = roundtrip_source();
+  source.text = prefix + source.text;
+  const std::string scaled = "regs[s] = index[0] < 0 ? 0.0f : in[index[0] * 128 + index[1]];";
+  source.text.replace(source.text.find(scaled), scaled.size(),
+                      "regs[s] = index[0] < 0 ? 0.0f : scaled(in[index[0] * 128 + index[1]]);\n"
+                      "    static_assert(__LINE__ == 20, \"so does the rest\");");
+  source.path = (dir.path() / "kernel.cu").string();
+  CompileReport first, second;
+  auto a = compile_kernel(source, seed_transfers(), {}, &first);
+  ASSERT_TRUE(a.ok()) << a.error().full_text();
+  EXPECT_EQ(first.headers, "created");
+  EXPECT_NE(std::string(a->ptx()).find("0f40400000"), std::string::npos) << "3.0f from scale.h";
+  auto other = seed_transfers();
+  other[0] = transfer(layout("d_x32_st"), "acc_st");
+  other[1] = transfer(layout("d_x32_ld"), "acc_ld", false);
+  auto b = compile_kernel(source, other, {}, &second);
+  ASSERT_TRUE(b.ok()) << b.error().full_text();
+  EXPECT_EQ(second.headers, "reused");
+  EXPECT_EQ(second.front_end_cache, CacheSource::kMemory);
+  EXPECT_TRUE(second.log.empty()) << second.log;
+
+  // An error in the precompiled part names the user's file and line.
+  KernelSource broken = source;
+  broken.text.replace(broken.text.find("SCALE * x"), 9, "SCALE * y");
+  auto error = compile_kernel(broken, seed_transfers());
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.error().message().find(source.path + "(3): error"), std::string::npos)
+      << error.error().full_text();
+}
+
 // Fidelity: the epilogue specialized by compile_kernel has, instruction for instruction, the SASS
 // NVRTC makes of the same source with device_function's CUDA form pasted in, for every example
 // layout, with headers before the transfers (precompiled) and without. (The LTO route it replaced

@@ -190,8 +190,10 @@ TEST_F(WsGemm, EditingAnIncludedHeaderIsAMissAndANewEntry) {
   const std::filesystem::path header = copy.path() / "ws_gemm_config.h";
   write_file(header, "#define WS_GEMM_STAGES 4\n");
   KernelSource source = gemm_source("edited header");
-  source.text.replace(source.text.find(kInclude), kInclude.size(),
-                      "#include \"ws_gemm_config.h\"\n" + kInclude);
+  const std::string cute = "#include <cute/tensor.hpp>";
+  ASSERT_NE(source.text.find(cute), std::string::npos);
+  source.text.replace(source.text.find(cute), cute.size(),
+                      cute + "\n#include \"ws_gemm_config.h\"");
   const std::string stages = "constexpr int kStages = 4;";
   ASSERT_NE(source.text.find(stages), std::string::npos);
   source.text.replace(source.text.find(stages), stages.size(),

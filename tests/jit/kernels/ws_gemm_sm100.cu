@@ -28,8 +28,6 @@ typedef struct alignas(64) CUtensorMap_st {
 #include <cuda.h>
 #endif
 
-#include <tmemjit/transfers.cuh>
-
 namespace ws_gemm {
 
 using u32 = unsigned int;
@@ -49,14 +47,6 @@ constexpr int kThreads = 256;
 constexpr int kEpilogueWarp = 4;  // warps 4-7: warp % 4 is the TMEM lane slab each may access
 constexpr int kSmemBytes = kStages * int(kABytes + kBBytes) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "the stages fit an SM100 CTA's shared memory");
-
-// The chunk loop needs the transfer to read whole 128-row column blocks of the accumulator
-// (docs/specialization.md, "The device contract").
-static_assert(acc_load_is_load, "acc_load takes a tcgen05.ld spec");
-static_assert(acc_load_shape[0] == kBlockM, "acc_load reads all 128 accumulator rows per call");
-static_assert(kBlockN % acc_load_columns == 0, "acc_load's chunk divides the tile's columns");
-static_assert(kBlockN - acc_load_columns + acc_load_alloc_columns <= kTmemColumns,
-              "the last chunk stays inside the allocation");
 
 // Instruction descriptor of tcgen05.mma .kind::f16 (PTX ISA §9.7.16.4.2, "Instruction
 // descriptor"): D f32 (bits 4-5 = 1), A and B bf16 (bits 7-9, 10-12 = 1), both K-major (bits 15,
@@ -164,6 +154,38 @@ __device__ __forceinline__ void mma_commit_multicast(u32 barrier, unsigned short
       : "memory");
 }
 
+// This CTA's 128 × 128 tile of C as a CuTe tensor, and one element's store into it: CuTe's
+// templates are instantiated here, before the transfers, so every layout reuses them.
+__device__ __forceinline__ auto output_tile(cute::bfloat16_t* c, int m, int n, int m_block,
+                                            int n_block) {
+  auto gc = cute::make_tensor(
+      cute::make_gmem_ptr(c),
+      cute::make_layout(cute::make_shape(m, n), cute::make_stride(n, cute::Int<1>{})));
+  return cute::local_tile(gc, cute::make_shape(cute::Int<kBlockM>{}, cute::Int<kBlockN>{}),
+                          cute::make_coord(m_block, n_block));
+}
+using OutputTile = decltype(output_tile(nullptr, 0, 0, 0, 0));
+
+__device__ __forceinline__ void store(const OutputTile& tile, int row, int column, float value) {
+  tile(row, column) = cute::bfloat16_t(value);
+}
+
+}  // namespace ws_gemm
+
+// Everything above is the same for every layout: compile_kernel precompiles it once, and a new
+// layout compiles only what follows (docs/specialization.md, "How a layout compiles").
+#include <tmemjit/transfers.cuh>
+
+namespace ws_gemm {
+
+// The chunk loop needs the transfer to read whole 128-row column blocks of the accumulator
+// (docs/specialization.md, "The device contract").
+static_assert(acc_load_is_load, "acc_load takes a tcgen05.ld spec");
+static_assert(acc_load_shape[0] == kBlockM, "acc_load reads all 128 accumulator rows per call");
+static_assert(kBlockN % acc_load_columns == 0, "acc_load's chunk divides the tile's columns");
+static_assert(kBlockN - acc_load_columns + acc_load_alloc_columns <= kTmemColumns,
+              "the last chunk stays inside the allocation");
+
 }  // namespace ws_gemm
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ws_gemm::kThreads, 1)
@@ -242,11 +264,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ws_gemm::
     mbarrier_wait(smem_address(accumulator_full), 0);
     tmemjit::fence_after_sync();
     const u32 thread = threadIdx.x - kEpilogueWarp * 32;  // tid_in_wg, as acc_load_coord numbers
-    auto gc = cute::make_tensor(
-        cute::make_gmem_ptr(c),
-        cute::make_layout(cute::make_shape(m, n), cute::make_stride(n, cute::Int<1>{})));
-    auto tile = cute::local_tile(gc, cute::make_shape(cute::Int<kBlockM>{}, cute::Int<kBlockN>{}),
-                                 cute::make_coord(m_block, n_block));
+    const OutputTile tile = output_tile(c, m, n, m_block, n_block);
     // One chunk per iteration, not unrolled: each layout's loads appear once in the SASS.
 #pragma unroll 1
     for (int chunk = 0; chunk < kBlockN / acc_load_columns; ++chunk) {
@@ -258,7 +276,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ws_gemm::
         int index[2];
         acc_load_coord(thread, s, index);
         if (index[0] < 0) continue;
-        tile(index[0], chunk * acc_load_columns + index[1]) = cute::bfloat16_t(regs[s]);
+        store(tile, index[0], chunk * acc_load_columns + index[1], regs[s]);
       }
     }
   }
