@@ -233,14 +233,18 @@ def kernel_section(here, h200):
     md = """## Kernel specialization (`bench/kernel_bench`)
 
 `compile_kernel` on `examples/epilogue/epilogue.cu` (the GEMM-style epilogue: two transfers, `N_coord` in
-unrolled loops), each layout one NVRTC compile of the source with its transfers inline, the parse of the
-headers before `#include <tmemjit/transfers.cuh>` precompiled once (docs/specialization.md, "How a layout
-compiles"): its first layout (Layout D, `32x32b.x32` x2, which parses and precompiles the headers), a new
-layout with the same registers per thread (Layout F, `16x256b.x8` x2), a new register count (Layout D by
-`32x32b.x64` x2: 128 registers per thread), a memory hit and a disk hit, against NVRTC and `nvcc -cubin` of
-the same source with the transfers inline (`device_function`'s CUDA form). Four sources: as it is (nothing
-before the transfers: nothing to precompile), with `<cuda_bf16.h>`, writing its output through a CuTe tensor
+unrolled loops), each layout one NVRTC compile of the source with its transfers inline, everything before
+`#include <tmemjit/transfers.cuh>` precompiled once (docs/specialization.md, "How a layout compiles"): its
+first layout (Layout D, `32x32b.x32` x2, which parses and precompiles the headers), a new layout with the
+same registers per thread (Layout F, `16x256b.x8` x2), a new register count (Layout D by `32x32b.x64` x2:
+128 registers per thread), a memory hit and a disk hit, against NVRTC and `nvcc -cubin` of the same source
+with the transfers inline (`device_function`'s CUDA form). Four sources: as it is (nothing before the
+transfers: nothing to precompile), with `<cuda_bf16.h>`, writing its output through a CuTe tensor
 (`<cute/tensor.hpp>`), and CUTLASS-sized (CuTe's SM100 MMA and copy atoms, TMA, CUTLASS's numeric types).
+A fifth, the warp-specialized SM100 GEMM of the fidelity tests (`tests/jit/kernels/ws_gemm_sm100.cu`: TMA,
+MMA and epilogue warps, a cluster of 2, its output tile a CuTe tensor built before the transfers' include),
+reads its accumulator by `32x32b.x32`, then `16x256b.x8` (both 64 registers per thread), then `32x32b.x64`
+(128).
 Every repetition renames the kernel and changes the line before the transfers' include, so no cache answers
 (ours, NVRTC's precompiled headers, or the ptxas compute cache of NVRTC and nvcc). Targets: where the front
 end dominates, a new layout at least 5x faster than the first compile, also with a new register count; a

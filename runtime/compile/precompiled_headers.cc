@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -20,10 +22,16 @@ namespace tmem {
 struct PchLease::Slot {
   std::mutex creating;
   std::atomic<bool> settled{false};  // a PCH exists, or NVRTC declined to make one
+  // Guarded by PchCache::mutex_: leases alive, when one was last taken, the bytes of its PCH.
+  int users = 0;
+  uint64_t last_use = 0;
+  uint64_t bytes = 0;
+  std::string directory;
 };
 
 struct PchCache::SlotTable {
   std::unordered_map<Key128, std::shared_ptr<PchLease::Slot>, Key128Hash> slots;
+  uint64_t tick = 0;
 };
 
 namespace {
@@ -31,6 +39,32 @@ namespace {
 // CuTe's headers need about 271 MB (measured, CUDA 13.0); NVRTC's default heap is 256 MB, and a
 // heap too small costs a whole compile that makes no PCH. TMEMJIT_PCH_HEAP_MB overrides it.
 constexpr size_t kDefaultHeapBytes = size_t{512} << 20;
+
+// A CuTe prefix makes a 274 MB file, and an autotuner that specializes many sources would keep
+// every one until it exits: past this many bytes, the least recently used are removed.
+// TMEMJIT_PCH_BUDGET_MB overrides it.
+constexpr uint64_t kDefaultBudgetBytes = uint64_t{2048} << 20;
+
+uint64_t initial_budget_bytes() {
+  if (const char* env = std::getenv("TMEMJIT_PCH_BUDGET_MB"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end != nullptr && *end == '\0' && mb > 0 && mb <= (uint64_t{1} << 30)) return mb << 20;
+  }
+  return kDefaultBudgetBytes;
+}
+
+// The bytes of the files directly in `directory` (NVRTC writes one PCH file there).
+uint64_t directory_bytes(const std::string& directory) {
+  uint64_t bytes = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    std::error_code size_error;
+    const uintmax_t size = entry.is_regular_file(size_error) ? entry.file_size(size_error) : 0;
+    if (!size_error) bytes += size;
+  }
+  return bytes;
+}
 
 size_t initial_heap_bytes() {
   if (const char* env = std::getenv("TMEMJIT_PCH_HEAP_MB"); env != nullptr && *env != '\0') {
@@ -108,6 +142,7 @@ PchLease::PchLease(PchLease&& other) noexcept
 PchLease::~PchLease() {
   if (heap_.owns_lock()) heap_.unlock();
   if (creating_.owns_lock()) creating_.unlock();
+  if (slot_) PchCache::instance().release(*slot_, std::exchange(created_bytes_, 0));
   if (grow_heap_to_ != 0) PchCache::instance().grow_heap(std::exchange(grow_heap_to_, 0));
 }
 
@@ -117,12 +152,43 @@ void PchLease::finish(PchUse use, size_t heap_required) {
     grow_heap_to_ = heap_required + heap_required / 4;
     return;
   }
+  if (use == PchUse::kCreated) created_bytes_ = std::max<uint64_t>(1, directory_bytes(directory_));
   slot_->settled.store(true, std::memory_order_release);
 }
 
 PchCache& PchCache::instance() {
   static PchCache cache;
   return cache;
+}
+
+void PchCache::set_budget_bytes(uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  budget_bytes_ = bytes != 0 ? bytes : initial_budget_bytes();
+}
+
+void PchCache::release(PchLease::Slot& slot, uint64_t created_bytes) {
+  std::lock_guard lock(mutex_);
+  --slot.users;
+  if (created_bytes == 0) return;
+  slot.bytes = created_bytes;
+  // Over the budget: remove the least recently used PCHs that no compile holds. The removal is
+  // under the lock, so no lease can take the slot (or make its directory again) meanwhile; the
+  // slot is unsettled, and its next lease creates the PCH anew.
+  uint64_t total = 0;
+  for (const auto& [key, held] : slots_->slots) total += held->bytes;
+  while (total > budget_bytes_) {
+    PchLease::Slot* oldest = nullptr;
+    for (const auto& [key, held] : slots_->slots)
+      if (held->bytes > 0 && held->users == 0 && held.get() != &slot &&
+          (oldest == nullptr || held->last_use < oldest->last_use))
+        oldest = held.get();
+    if (oldest == nullptr) break;
+    std::error_code ignored;
+    std::filesystem::remove_all(oldest->directory, ignored);
+    total -= oldest->bytes;
+    oldest->bytes = 0;
+    oldest->settled.store(false, std::memory_order_release);
+  }
 }
 
 void PchCache::grow_heap(size_t bytes) {
@@ -159,6 +225,7 @@ PchLease PchCache::lease(const Key128& key) {
         } else {
           root_ = pattern;
           root_remover().root = root_;
+          if (budget_bytes_ == 0) budget_bytes_ = initial_budget_bytes();
           std::unique_lock heap(heap_mutex_);
           size_t current = 0;
           const size_t wanted = initial_heap_bytes();
@@ -174,12 +241,15 @@ PchLease PchCache::lease(const Key128& key) {
     auto& entry = slots_->slots[key];
     if (!entry) entry = std::make_shared<PchLease::Slot>();
     slot = entry;
+    slot->directory = root_ + "/" + key.hex();
+    if (::mkdir(slot->directory.c_str(), 0700) != 0 && errno != EEXIST) {
+      lease.reason_ = "cannot make " + slot->directory;
+      return lease;
+    }
+    ++slot->users;  // from here on, the directory stays until the lease is released
+    slot->last_use = ++slots_->tick;
   }
-  const std::string directory = root_ + "/" + key.hex();
-  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
-    lease.reason_ = "cannot make " + directory;
-    return lease;
-  }
+  const std::string directory = slot->directory;
   if (!slot->settled.load(std::memory_order_acquire)) {
     lease.creating_ = std::unique_lock(slot->creating);
     if (slot->settled.load(std::memory_order_acquire)) lease.creating_.unlock();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -48,6 +49,7 @@ class PchLease {
   std::unique_lock<std::mutex> creating_;     // held while this compile may create the PCH
   std::shared_lock<std::shared_mutex> heap_;  // NVRTC's one PCH heap: shared by compiles
   size_t grow_heap_to_ = 0;
+  uint64_t created_bytes_ = 0;  // the PCH this compile made: counted against the budget
 };
 
 // A directory per key under one temporary directory of the process ($TMPDIR/tmemjit-pch-PID-*,
@@ -59,18 +61,26 @@ class PchLease {
 // Concurrency: the first compile of a key runs alone (two compiles creating one PCH file would
 // race); once a PCH exists, or NVRTC declined to make one, compiles of the key run in parallel.
 // NVRTC's PCH heap is one per process: resizing it waits for every compile that uses it.
+//
+// Size: when the PCH files exceed the budget (2 GiB, TMEMJIT_PCH_BUDGET_MB), the least recently
+// leased ones that no compile holds are removed as a compile creates another; a later compile of
+// a removed key parses its headers again.
 class PchCache {
  public:
   PchLease lease(const Key128& key);
   static PchCache& instance();
+  // The budget of PCH bytes kept; 0 restores the default (tests set a small one).
+  void set_budget_bytes(uint64_t bytes);
 
  private:
   PchCache() = default;
   friend class PchLease;
   void grow_heap(size_t bytes);
+  void release(PchLease::Slot& slot, uint64_t created_bytes);
   std::mutex mutex_;  // guards the fields below
   bool initialized_ = false;
   std::string root_, unavailable_;
+  uint64_t budget_bytes_ = 0;
   struct SlotTable;
   std::shared_ptr<SlotTable> slots_;
   std::shared_mutex heap_mutex_;

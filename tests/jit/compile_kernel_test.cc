@@ -20,6 +20,7 @@
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/compile/precompiled_headers.h"
 #include "runtime/compile/sass.h"
 #include "runtime/jit/kernel_context.h"
 #include "tmem/cache.h"
@@ -303,6 +304,42 @@ TEST_F(CompileKernel, YourCodeBeforeTheTransfersIsPrecompiledWithYourLinesAndDir
   ASSERT_FALSE(error.ok());
   EXPECT_NE(error.error().message().find(source.path + "(3): error"), std::string::npos)
       << error.error().full_text();
+}
+
+// The precompiled headers a process keeps are bounded (TMEMJIT_PCH_BUDGET_MB): past the budget the
+// least recently used is removed as another is created, and its source parses again, correctly.
+TEST_F(CompileKernel, PrecompiledHeadersPastTheBudgetAreRemovedAndMadeAgain) {
+  struct OnePchAtATime {
+    OnePchAtATime() { PchCache::instance().set_budget_bytes(1); }
+    ~OnePchAtATime() { PchCache::instance().set_budget_bytes(0); }  // the default again
+  } budget;
+  auto source_with = [](const std::string& tag) {
+    KernelSource source = roundtrip_source();
+    source.text = "// " + tag + "\n#include <cuda_bf16.h>\n" + source.text;
+    return source;
+  };
+  const KernelSource a = source_with("budget a"), b = source_with("budget b");
+  auto other = seed_transfers();
+  other[0] = transfer(layout("d_x32_st"), "acc_st");
+  other[1] = transfer(layout("d_x32_ld"), "acc_ld", false);
+  CompileReport report;
+  ASSERT_TRUE(compile_kernel(a, seed_transfers(), {}, &report).ok());
+  EXPECT_EQ(report.headers, "created");
+  ASSERT_TRUE(compile_kernel(a, other, {}, &report).ok());
+  EXPECT_EQ(report.headers, "reused") << "within the budget while it is the only one";
+  ASSERT_TRUE(compile_kernel(b, seed_transfers(), {}, &report).ok());
+  EXPECT_EQ(report.headers, "created");
+  // a's PCH was the least recently used: removed when b's was made, so a parses again.
+  auto again = compile_kernel(a, other, {}, &report);
+  ASSERT_TRUE(again.ok()) << again.error().full_text();
+  EXPECT_EQ(report.cache, CacheSource::kMemory) << "the kernel itself is still cached";
+  KernelSource a_new_layout = a;
+  a_new_layout.text += "// another layout's text\n";
+  auto fresh = compile_kernel(a_new_layout, other, {}, &report);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().full_text();
+  EXPECT_EQ(report.headers, "created") << "made again after its removal";
+  const Plan plan = check(other[0].spec).value();
+  EXPECT_NE(std::string(fresh->ptx()).find(plan.op.to_string()), std::string::npos);
 }
 
 // Fidelity: the epilogue specialized by compile_kernel has, instruction for instruction, the SASS
