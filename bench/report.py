@@ -260,14 +260,16 @@ source that includes little, a new layout no slower than NVRTC of its inline sou
             md += "SASS: " + "; ".join(sass) + ".\n\n"
         md += kernel_sweep(data)
     md += """The speedup is the parse of the headers a new layout no longer pays, so it grows with what the source
-includes, and a new register count costs what a new layout does (`N_regs` comes after the header stop).
-What is left per layout is the rest of one NVRTC compile: loading the precompiled headers (a CuTe
-prefix is a 274 MB file; with a trivial kernel body NVRTC's front end still takes about 0.4 s on it,
-measured with NVRTC's `--time`), instantiating the user's templates, the optimizer and ptxas. For
-CuTe's tensor epilogue that floor is about a fifth of a first compile, so the speedup is 4-5x there and
-5-6x for the CUTLASS-sized source; a source that includes little has nothing to reuse, and a new layout
-costs NVRTC of its inline source (the ratio column, at most 1). Every layout's kernel is exactly
-NVRTC's (`CompileKernel.SpecializedKernelHasTheInlineFormsSassForEveryExampleLayout` compares the SASS).
+precompiles, and a new register count costs what a new layout does (`N_regs` comes after the header stop).
+What is left per layout is the rest of one NVRTC compile, in two parts. NVRTC's own floor for reusing a
+precompiled CuTe prefix (a 274 MB file): about 0.4 s of front end even for a trivial kernel body, measured
+with NVRTC's `--time` and `--fdevice-time-trace` (its end-of-unit pass over the precompiled program). And the
+kernel's own code: what comes after the include, then the optimizer and PTX translation of the whole kernel,
+for the GEMM's 128-register layout 0.5 s on the H200 host (356 ms NVVM, 142 ms PTX translation). Against a
+first compile of 2.6-3.3 s (which also makes the PCH: 0.7 s more than plain NVRTC), that puts a new layout of
+these sources at 4-6x; a source that includes little has nothing to reuse, and a new layout costs NVRTC of
+its inline source (the ratio column, at most 1). Every layout's kernel is exactly NVRTC's
+(`CompileKernel.SpecializedKernelHasTheInlineFormsSassForEveryExampleLayout`, `WsGemm.*` compare the SASS).
 Layouts compile independently, so an autotuner that compiles its candidates from a pool of threads pays
 the floor once per core rather than once per layout (the sweep tables). A memory hit hashes the source,
 checks its include closure (one inotify read when nothing changed, docs/cache.md) and looks up one table;
