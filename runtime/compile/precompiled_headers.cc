@@ -203,6 +203,7 @@ void PchCache::grow_heap(size_t bytes) {
 PchLease PchCache::lease(const Key128& key) {
   PchLease lease;
   std::shared_ptr<PchLease::Slot> slot;
+  std::string directory;  // the slot's, copied under the lock that guards it
   {
     std::lock_guard lock(mutex_);
     if (!initialized_) {
@@ -248,8 +249,8 @@ PchLease PchCache::lease(const Key128& key) {
     }
     ++slot->users;  // from here on, the directory stays until the lease is released
     slot->last_use = ++slots_->tick;
+    directory = slot->directory;
   }
-  const std::string directory = slot->directory;
   if (!slot->settled.load(std::memory_order_acquire)) {
     lease.creating_ = std::unique_lock(slot->creating);
     if (slot->settled.load(std::memory_order_acquire)) lease.creating_.unlock();
