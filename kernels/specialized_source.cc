@@ -100,6 +100,21 @@ bool stands_alone(std::string_view code) {
   return conditionals == 0 && brackets == 0;
 }
 
+// Whether `code` (comments and literals blanked) has a line that is not a directive or blank.
+bool has_code(std::string_view code) {
+  bool continued = false;  // the line continues a directive
+  for (size_t line = 0; line < code.size();) {
+    size_t end = code.find('\n', line);
+    if (end == std::string_view::npos) end = code.size();
+    const size_t at = code.find_first_not_of(" \t\r", line);
+    const bool directive = continued || (at < end && code[at] == '#');
+    if (!directive && at < end) return true;
+    continued = directive && end > line && code[end - 1] == '\\';
+    line = end + 1;
+  }
+  return false;
+}
+
 // Whether `path` can be written inside "..." of an #include and a #line as it is.
 bool spellable_in_line(std::string_view path) {
   for (const char c : path)
@@ -195,8 +210,14 @@ CudaUnit cuda_unit(std::string_view source, std::string_view path) {
   unit.header_stop = true;
   const std::string rest =
       "#line " + std::to_string(number) + "\n" + std::string(source.substr(line));
-  if (!stands_alone(std::string_view(code).substr(0, line)) || !spellable_in_line(path)) {
+  const std::string_view before = std::string_view(code).substr(0, line);
+  const bool alone = stands_alone(before);
+  if (!alone || !spellable_in_line(path)) {
     unit.text = unit.prefix + ";\n" + rest;
+    if (has_code(before))
+      unit.inline_stop_reason = alone ? "its file name cannot be written in an #include"
+                                      : "its #include <" + std::string(kTransfersHeader) +
+                                            "> is inside a namespace, a block or an #if";
     return unit;
   }
   // Beside the user's file, so that its `#include "x"` searches the user's directory.

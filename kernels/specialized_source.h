@@ -52,6 +52,9 @@ struct CudaUnit {
   std::string prefix_header_name;
   std::string prefix_header;
   bool header_stop = false;  // false: the source does not include the header itself
+  // Why the prefix is not a header although it holds code of the user's (which is then parsed
+  // again for every layout); empty otherwise.
+  std::string inline_stop_reason;
 };
 // `source` (named `path` for NVRTC) split at its first `#include <tmemjit/transfers.cuh>` (or
 // "...") outside comments. NVRTC ends a precompiled header at the first token of the source file

@@ -99,6 +99,7 @@ struct FrontEnd {
   std::string log;
   std::string headers;  // CompileReport::headers
   bool headers_reused = false;
+  std::string warning;  // the user's code before the transfers could not be precompiled
   double ms = 0;
 };
 
@@ -145,6 +146,11 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
       // stop's #line, which comes after the PCH is made (measured: it is made and reused).
       options.insert(options.end(), {"--pch", "--pch-dir=" + lease->directory(),
                                      "--pch-messages=true", "--diag-suppress=20283"});
+      if (!unit.inline_stop_reason.empty())
+        out.warning = "only the headers before the first line of code of " + source.path +
+                      " are precompiled: " + unit.inline_stop_reason +
+                      ", so the code before it is parsed again for every layout "
+                      "(docs/specialization.md, \"How a layout compiles\")";
     }
   }
   const std::string expression = is_identifier(source.entry) ? "" : source.entry;
@@ -318,6 +324,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     cubin = std::move(front_end->cubin);
     meta.headers = front_end->headers;
     meta.log = front_end->log;
+    if (!front_end->warning.empty()) meta.warnings.push_back(front_end->warning);
     built.headers_reused = front_end->headers_reused;
     built.front_end_ms = front_end->ms;
     const std::vector<std::string> entries = ptx::entry_names(ptx);

@@ -297,6 +297,26 @@ TEST_F(CompileKernel, YourCodeBeforeTheTransfersIsPrecompiledWithYourLinesAndDir
   EXPECT_EQ(second.front_end_cache, CacheSource::kMemory);
   EXPECT_TRUE(second.log.empty()) << second.log;
 
+  // The include inside a namespace: a header cannot end there, so only the headers before the
+  // first line are precompiled, the kernel is still right, and a warning says what is lost.
+  KernelSource nested = source;
+  nested.text.replace(
+      nested.text.find("#include <tmemjit/transfers.cuh>"), 32,
+      "namespace user {\n#include <tmemjit/transfers.cuh>\n}  using namespace user;");
+  // Two lines more: the #line after the stop keeps the numbering of the text as given.
+  nested.text.replace(nested.text.find("__LINE__ == 20"), 14, "__LINE__ == 22");
+  CompileReport nested_report;
+  auto c = compile_kernel(nested, seed_transfers(), {}, &nested_report);
+  ASSERT_TRUE(c.ok()) << c.error().full_text();
+  EXPECT_EQ(nested_report.headers, "created");
+  ASSERT_EQ(nested_report.warnings.size(), 1u);
+  EXPECT_EQ(nested_report.warnings[0],
+            "only the headers before the first line of code of " + source.path +
+                " are precompiled: its #include <tmemjit/transfers.cuh> is inside a namespace, a "
+                "block or an #if, so the code before it is parsed again for every layout "
+                "(docs/specialization.md, \"How a layout compiles\")");
+  EXPECT_TRUE(second.warnings.empty()) << second.warnings[0];
+
   // An error in the precompiled part names the user's file and line.
   KernelSource broken = source;
   broken.text.replace(broken.text.find("SCALE * x"), 9, "SCALE * y");

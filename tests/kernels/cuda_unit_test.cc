@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "kernels/specialized_source.h"
 
@@ -61,6 +62,11 @@ TEST(CudaUnit, AnIncludeInsideANamespaceOrAConditionalKeepsTheInlineStop) {
     EXPECT_TRUE(unit.header_stop);
     EXPECT_TRUE(unit.prefix_header_name.empty());
     EXPECT_TRUE(unit.prefix_header.empty());
+    const bool code = std::string_view(prefix).find("{") != std::string_view::npos;
+    EXPECT_EQ(
+        unit.inline_stop_reason,
+        code ? "its #include <tmemjit/transfers.cuh> is inside a namespace, a block or an #if" : "")
+        << "only code of the user's is lost; headers alone are precompiled either way";
     const std::string line = std::to_string(std::count(prefix, prefix + strlen(prefix), '\n') + 1);
     EXPECT_EQ(unit.text,
               std::string(prefix) + ";\n#line " + line + "\n#include <tmemjit/transfers.cuh>\n}\n");
@@ -74,6 +80,9 @@ TEST(CudaUnit, APathThatAnIncludeCannotSpellKeepsTheInlineStop) {
     const CudaUnit unit = cuda_unit(source, path);
     EXPECT_TRUE(unit.prefix_header_name.empty());
     EXPECT_EQ(unit.text, "#include <a.h>\n;\n#line 2\n#include <tmemjit/transfers.cuh>\n");
+    EXPECT_EQ(unit.inline_stop_reason, "") << "no code of the user's before the include";
+    const CudaUnit with_code = cuda_unit("int x;\n" + source, path);
+    EXPECT_EQ(with_code.inline_stop_reason, "its file name cannot be written in an #include");
   }
 }
 
