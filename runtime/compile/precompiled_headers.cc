@@ -45,15 +45,6 @@ constexpr size_t kDefaultHeapBytes = size_t{512} << 20;
 // TMEMJIT_PCH_BUDGET_MB overrides it.
 constexpr uint64_t kDefaultBudgetBytes = uint64_t{2048} << 20;
 
-uint64_t initial_budget_bytes() {
-  if (const char* env = std::getenv("TMEMJIT_PCH_BUDGET_MB"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const unsigned long long mb = std::strtoull(env, &end, 10);
-    if (end != nullptr && *end == '\0' && mb > 0 && mb <= (uint64_t{1} << 30)) return mb << 20;
-  }
-  return kDefaultBudgetBytes;
-}
-
 // The bytes of the files directly in `directory` (NVRTC writes one PCH file there).
 uint64_t directory_bytes(const std::string& directory) {
   uint64_t bytes = 0;
@@ -66,13 +57,22 @@ uint64_t directory_bytes(const std::string& directory) {
   return bytes;
 }
 
-size_t initial_heap_bytes() {
-  if (const char* env = std::getenv("TMEMJIT_PCH_HEAP_MB"); env != nullptr && *env != '\0') {
+// The environment variable `name` as megabytes (1 to `max_mb`) in bytes; else `fallback`.
+uint64_t megabytes_from_env(const char* name, uint64_t max_mb, uint64_t fallback) {
+  if (const char* env = std::getenv(name); env != nullptr && *env != '\0') {
     char* end = nullptr;
     const unsigned long long mb = std::strtoull(env, &end, 10);
-    if (end != nullptr && *end == '\0' && mb > 0 && mb <= (size_t{1} << 20)) return mb << 20;
+    if (end != nullptr && *end == '\0' && mb > 0 && mb <= max_mb) return mb << 20;
   }
-  return kDefaultHeapBytes;
+  return fallback;
+}
+
+size_t initial_heap_bytes() {
+  return megabytes_from_env("TMEMJIT_PCH_HEAP_MB", uint64_t{1} << 20, kDefaultHeapBytes);
+}
+
+uint64_t initial_budget_bytes() {
+  return megabytes_from_env("TMEMJIT_PCH_BUDGET_MB", uint64_t{1} << 30, kDefaultBudgetBytes);
 }
 
 // Removes $TMPDIR/tmemjit-pch-PID-* of this user whose process is gone: a PCH file is hundreds of
