@@ -47,5 +47,17 @@ Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedT
 Status warmup_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
                      const CompileOptions& options = {});
 
+// The library's background compiles: the specialized kernels of lazy calls and the generic tiers a
+// lazy miss asks for, run one at a time on one thread (docs/specialization.md §Tiers).
+struct BackgroundCompiles {
+  int queued = 0;   // waiting to run
+  int running = 0;  // 0 or 1
+};
+BackgroundCompiles background_compiles();
+// Blocks until no background compile is queued or running: for a host that wants every compile it
+// started to land before it goes on or exits (the tmemjit command does this before it exits).
+// Without it, exit() waits for the running compile and drops the queued ones.
+void wait_background_compiles();
+
 }  // namespace tmem
 TMEMJIT_API_END

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "runtime/support/exit_point.h"
+
 namespace tmem::nvrtc {
 namespace {
 
@@ -104,6 +106,9 @@ nvrtcResult compile_keeping_signal_handlers(CompileProgramFn real, nvrtcProgram 
   for (int number : kSignals) sigaddset(&block, number);
   pthread_sigmask(SIG_BLOCK, &block, &old);
   keeper().enter();
+  // NVRTC is loaded and about to run: the exit handler goes after everything registered so far
+  // (exit_point.h), so an exit during this compile waits for it before tearing anything down.
+  ExitPoint::instance().arm();
   const nvrtcResult result = real(program, count, options);
   keeper().leave();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);  // a pending signal is delivered here

@@ -32,6 +32,7 @@
 #include "runtime/jit/kernel_table.h"
 #include "runtime/jit/tiers.h"
 #include "runtime/ptx/text.h"
+#include "runtime/support/exit_point.h"
 #include "runtime/support/warning.h"
 #include "tmem/code_stats.h"
 #include "tmem/jit.h"
@@ -724,6 +725,8 @@ Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedT
 Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTransfer> transfers,
                               const CompileOptions& options, CompileReport* report) {
   if (report != nullptr) *report = CompileReport{};
+  const auto entered = ExitPoint::instance().enter();
+  if (!entered) return exiting_error();
   KernelSource source = given;
   if (source.path.empty())
     source.path = source.language == Language::kPtx ? "kernel.ptx" : "kernel.cu";

@@ -1,6 +1,8 @@
 // compile_transfer and warmup: the cache key, the kernel handles kept per entry, the miss path.
 #include "runtime/jit/compile_transfer.h"
 
+#include "runtime/support/exit_point.h"
+
 #ifdef TMEMJIT_HAVE_NVPTXCOMPILER
 #include <nvPTXCompiler.h>
 #endif
@@ -172,6 +174,8 @@ void fill_report(TransferCompileReport& report, const Kernel::Impl& impl) {
 Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& context, KernelKind kind,
                             const HitKey& hit_key, const Key128& key,
                             TransferCompileReport* report) {
+  const auto entered = ExitPoint::instance().enter();
+  if (!entered) return exiting_error();
   ModuleCache& cache = module_cache();
   const uint64_t generation = cache.generation();
   double compile_ms = 0;

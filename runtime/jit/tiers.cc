@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/jit/kernel_impl.h"
+#include "runtime/support/exit_point.h"
 #include "tmem/compile.h"
 
 namespace tmem {
@@ -50,8 +51,13 @@ Status TierSwitch::wait() const {
 }
 
 BackgroundCompiler& BackgroundCompiler::instance() {
-  static BackgroundCompiler compiler;
-  return compiler;
+  // Never destroyed: the exit point shuts it down before static destruction (tiers.h).
+  static BackgroundCompiler* compiler = [] {
+    auto* made = new BackgroundCompiler;
+    ExitPoint::instance().on_exit([made] { made->shutdown(); });
+    return made;
+  }();
+  return *compiler;
 }
 
 void BackgroundCompiler::post(std::function<void()> job, std::function<void()> dropped) {
@@ -61,7 +67,11 @@ void BackgroundCompiler::post(std::function<void()> job, std::function<void()> d
     return;
   }
   queue_.push_back({std::move(job), std::move(dropped)});
-  if (!thread_) thread_.emplace([this] { loop(); });
+  if (!thread_) {
+    // What the job will use exists by now; the exit handler goes after it (exit_point.h).
+    ExitPoint::instance().arm();
+    thread_.emplace([this] { loop(); });
+  }
   cv_.notify_one();
 }
 
@@ -90,17 +100,37 @@ void BackgroundCompiler::drain() {
   idle_cv_.wait(lock, [&] { return stopping_ || (queue_.empty() && !running_); });
 }
 
-BackgroundCompiler::~BackgroundCompiler() {
+BackgroundCompiles BackgroundCompiler::pending() const {
+  std::lock_guard lock(mutex_);
+  return {static_cast<int>(queue_.size()), running_ ? 1 : 0};
+}
+
+BackgroundCompiles background_compiles() { return BackgroundCompiler::instance().pending(); }
+void wait_background_compiles() { BackgroundCompiler::instance().drain(); }
+
+int BackgroundCompiler::shutdown() {
   std::vector<Job> dropped;
+  std::optional<std::thread> thread;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     dropped.swap(queue_);
+    thread.swap(thread_);
   }
   cv_.notify_all();
-  if (thread_ && thread_->joinable()) thread_->join();
+  idle_cv_.notify_all();
+  if (thread && thread->joinable()) {
+    // exit() called from a job itself (a warning handler): that job cannot be waited for.
+    if (thread->get_id() == std::this_thread::get_id())
+      thread->detach();
+    else
+      thread->join();
+  }
   for (Job& job : dropped)
     if (job.dropped) job.dropped();
+  return static_cast<int>(dropped.size());
 }
+
+BackgroundCompiler::~BackgroundCompiler() { shutdown(); }
 
 }  // namespace tmem

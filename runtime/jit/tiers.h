@@ -13,6 +13,7 @@
 
 #include "tmem/kernel.h"
 #include "tmem/result.h"
+#include "tmem/specialize.h"
 
 namespace tmem {
 
@@ -42,8 +43,9 @@ class TierSwitch {
 };
 
 // One background thread that runs compile jobs in order (the specialized kernels of lazy
-// compiles, generic tiers built for later layouts). At process exit the job that runs finishes and
-// the queued ones are dropped, their TierSwitch told why.
+// compiles, generic tiers built for later layouts). At process exit (ExitPoint's handler, before
+// any static destructor) the job that runs finishes, the queued ones are dropped, their TierSwitch
+// told why, and the thread is joined; a job posted after that is dropped at once.
 class BackgroundCompiler {
  public:
   static BackgroundCompiler& instance();
@@ -51,6 +53,11 @@ class BackgroundCompiler {
   void post(std::function<void()> job, std::function<void()> dropped = {});
   // Blocks until no job is queued or running (tests; a host that wants its caches filled).
   void drain();
+  // Drops the queued jobs, waits for the running one and joins the thread; later posts are
+  // dropped. Returns how many jobs it dropped. Idempotent (exit calls it).
+  int shutdown();
+  // Jobs queued or running now.
+  BackgroundCompiles pending() const;
   ~BackgroundCompiler();
 
  private:
@@ -59,7 +66,7 @@ class BackgroundCompiler {
     std::function<void()> run, dropped;
   };
   void loop();
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<Job> queue_;
   bool running_ = false;  // a job runs now
