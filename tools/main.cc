@@ -1,10 +1,14 @@
 // tmemjit: the command-line face of libtmemjit (docs/design.md §CLI).
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tmem/result.h"
+#include "tmem/specialize.h"
 #include "tools/cli.h"
 
 namespace tmemjit_cli {
@@ -78,6 +82,23 @@ int command_usage(const CommandEntry& command) {
   return 0;
 }
 
+// What a command started in the background (a lazy call's specialized kernel, the generic tier it
+// promised for the next layout) lands in the cache before the process ends: a command line has no
+// later to finish it in (docs/specialization.md §Tiers). The output is flushed first, so a signal
+// during the wait loses none of it.
+int finish(int code) {
+  std::cout.flush();
+  std::fflush(stdout);
+  const tmem::BackgroundCompiles pending = tmem::background_compiles();
+  if (pending.queued + pending.running > 0) {
+    if (::isatty(STDERR_FILENO))
+      std::cerr << "tmemjit: finishing " << pending.queued + pending.running
+                << " background compile(s) into the cache (Ctrl-C drops them)\n";
+    tmem::wait_background_compiles();
+  }
+  return code;
+}
+
 bool asks_for_help(const std::vector<std::string>& words) {
   for (const auto& word : words)
     if (word == "--help" || word == "-h") return true;
@@ -96,9 +117,9 @@ int main(int argc, char** argv) {
     if (command.name != name) continue;
     if (asks_for_help(rest)) return command_usage(command);
     try {
-      return command.run(rest);
+      return finish(command.run(rest));
     } catch (const tmem::Error& error) {
-      return tmemjit_cli::report(error, false);
+      return finish(tmemjit_cli::report(error, false));
     } catch (const std::exception& error) {
       std::cerr << "error: internal: " << error.what() << "\n";
       return tmemjit_cli::kExitToolchain;

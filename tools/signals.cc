@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -30,6 +31,12 @@ void exit_on_stop_signals() {
     // The compile in flight cannot be cancelled: the process ends here, as the shell expects of
     // 128 + the signal number. Temporary files a write had open are removed by the cache's own
     // scans (older than an hour) or `tmemjit cache clear`.
+    // What the command printed stays printed (issue 39 N17): stdout's buffer goes out unless
+    // another thread holds it mid-write (then waiting could hang the exit).
+    if (::ftrylockfile(stdout) == 0) {
+      ::fflush_unlocked(stdout);
+      ::funlockfile(stdout);
+    }
     const char* message = number == SIGINT ? "tmemjit: interrupted\n" : "tmemjit: terminated\n";
     [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, std::strlen(message));
     ::_exit(number == SIGINT ? kExitInterrupted : kExitTerminated);

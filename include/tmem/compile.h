@@ -168,5 +168,10 @@ struct CompileReport {
   std::string tier_reason;
 };
 
+// True once exit() has begun (docs/reliability.md "Exit"): compiles are refused from then on, and
+// exit waits for those in flight. A binding that released a lock for a compile (Python's GIL) must
+// not take it back then.
+bool process_exiting();
+
 }  // namespace tmem
 TMEMJIT_API_END

@@ -6,9 +6,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 
@@ -21,6 +23,33 @@ namespace tmemjit_py {
 
 namespace nb = nanobind;
 using namespace nanobind::literals;
+
+// The GIL released for a call into the library. A daemon thread that takes the GIL back once the
+// interpreter is finalizing is ended with pthread_exit, whose forced unwind through nanobind's
+// noexcept frames aborts the process ("terminate called without an active exception", issue 39
+// N21). A compile that returns after finalization or exit began parks its thread instead: exit
+// waits for compiles in flight, then ends the process around it (docs/reliability.md "Exit").
+class GilReleased {
+ public:
+  GilReleased() : state_(PyEval_SaveThread()) {}
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+  ~GilReleased() {
+    if (tmem::process_exiting() || interpreter_finalizing())
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    PyEval_RestoreThread(state_);
+  }
+
+ private:
+  static bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing() != 0;
+#else
+    return _Py_IsFinalizing() != 0;
+#endif
+  }
+  PyThreadState* state_;
+};
 
 // The value of `result`, or its Error thrown as a C++ exception that the module's translator turns
 // into tmemjit.Error. Called with the GIL held.
@@ -38,7 +67,7 @@ auto without_gil(Call&& call) {
   using R = decltype(call());
   std::optional<R> result;
   {
-    nb::gil_scoped_release release;
+    GilReleased release;
     result.emplace(call());
   }
   return unwrap(std::move(*result));

@@ -107,6 +107,7 @@ BackgroundCompiles BackgroundCompiler::pending() const {
 
 BackgroundCompiles background_compiles() { return BackgroundCompiler::instance().pending(); }
 void wait_background_compiles() { BackgroundCompiler::instance().drain(); }
+bool process_exiting() { return ExitPoint::instance().exiting(); }
 
 int BackgroundCompiler::shutdown() {
   std::vector<Job> dropped;

@@ -49,20 +49,23 @@ struct Outcome {
 };
 
 // specialize of `source` in a child with default signal handling; `when` decides when to signal:
-// "early" 200 ms after the start, "nvrtc" once NVRTC compiles.
+// "early" 200 ms after the start, "nvrtc" once NVRTC compiles, "output" once the JSON is out
+// (with `extra` asking for it). The child's stdout goes to `dir`/out.
 Outcome specialize_and_signal(const fs::path& dir, const fs::path& source, int number,
-                              const std::string& when) {
+                              const std::string& when,
+                              const std::vector<std::string>& extra = {"--no-cache"}) {
   const std::string err_path = (dir / "err").string();
-  const std::vector<std::string> args = {TMEMJIT_CLI_PATH,
-                                         "specialize",
-                                         source.string(),
-                                         "--transfer",
-                                         "acc_load=" + kExample + "/layouts/d_x32_ld.json",
-                                         "--transfer",
-                                         "acc_store=" + kExample + "/layouts/d_x32_st.json",
-                                         "--no-wait",
-                                         "--column-arg",
-                                         "--no-cache"};
+  const std::string out_path = (dir / "out").string();
+  std::vector<std::string> args = {TMEMJIT_CLI_PATH,
+                                   "specialize",
+                                   source.string(),
+                                   "--transfer",
+                                   "acc_load=" + kExample + "/layouts/d_x32_ld.json",
+                                   "--transfer",
+                                   "acc_store=" + kExample + "/layouts/d_x32_st.json",
+                                   "--no-wait",
+                                   "--column-arg"};
+  args.insert(args.end(), extra.begin(), extra.end());
   const pid_t pid = ::fork();
   if (pid == 0) {
     sigset_t none;
@@ -70,7 +73,7 @@ Outcome specialize_and_signal(const fs::path& dir, const fs::path& source, int n
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
-    const int out = ::open("/dev/null", O_WRONLY);
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
@@ -87,8 +90,11 @@ Outcome specialize_and_signal(const fs::path& dir, const fs::path& source, int n
   for (;;) {
     if (::waitpid(pid, &status, WNOHANG) == pid) break;
     if (!outcome.sent) {
+      const std::string printed = when == "output" ? read_file(out_path) : "";
       const bool now = when == "early" ? Clock::now() - start > std::chrono::milliseconds(200)
-                                       : has_thread(pid, "tmemjit-signals");
+                       : when == "output"
+                           ? printed.size() > 2 && printed.substr(printed.size() - 2) == "}\n"
+                           : has_thread(pid, "tmemjit-signals");
       if (now || Clock::now() - start > std::chrono::seconds(120)) {
         ::kill(pid, number);
         sent_at = Clock::now();
@@ -138,6 +144,23 @@ class CliSignals : public ::testing::Test {
 
   static inline TempDir* source_dir_ = nullptr;
 };
+
+// A lazy specialize with no generic tier cached prints its JSON, then builds the generic tier it
+// promised before exiting (seconds): SIGTERM during that wait exits 143 with the JSON intact (issue
+// 39 N17: it was never flushed).
+TEST_F(CliSignals, SigtermWhileFinishingBackgroundWorkKeepsTheOutput) {
+  TempDir dir;
+  TempDir cache;
+  const Outcome outcome = specialize_and_signal(
+      dir.path(), kExample + "/epilogue.cu", SIGTERM, "output",
+      {"--json", "--specialization", "lazy", "--cache-dir", cache.path().string()});
+  ASSERT_TRUE(outcome.sent) << "no JSON seen; exit " << outcome.code << ": " << outcome.err;
+  EXPECT_TRUE(outcome.exited) << "killed by signal " << outcome.signal << ": " << outcome.err;
+  EXPECT_EQ(outcome.code, 143) << outcome.err;
+  const std::string out = read_file(dir.path() / "out");
+  EXPECT_NE(out.find("\"tier_reason\""), std::string::npos) << out;
+  EXPECT_EQ(out.substr(out.size() - 2), "}\n");
+}
 
 TEST_F(CliSignals, SigintEarlyExits130) { expect_exit(SIGINT, "early", 130); }
 TEST_F(CliSignals, SigintWhileNvrtcCompilesExits130) { expect_exit(SIGINT, "nvrtc", 130); }

@@ -170,10 +170,34 @@ TEST(CliSpecialize, WarmupThenLazyAnswersANewLayoutWithTheGenericTier) {
   EXPECT_EQ(j["tier"], "generic");
   EXPECT_EQ(j["cache"], "disk");
   EXPECT_EQ(j["tier_reason"], "");
+  // The command waited for the specialized kernel it started (issue 39 N07): it is on disk.
+  const CliResult eager =
+      specialize(epilogue_args("f_16x256b_ld", "f_16x256b_st"), {"--cache-dir", dir.path()});
+  ASSERT_EQ(eager.exit_code, 0) << eager.err << eager.out;
+  EXPECT_EQ(nlohmann::json::parse(eager.out)["cache"], "disk");
   const CliResult bad = specialize(epilogue_args("d_x32_ld", "d_x32_st"),
                                    {"--no-cache", "--specialization", "sometimes"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("eager, lazy, generic"), std::string::npos) << bad.out << bad.err;
+}
+
+// Lazy with no generic tier cached compiles the specialized kernel and promises the generic tier
+// for the next layout (tier_reason): the command builds it before it exits (issue 39 N07), so a
+// warmup in the next process finds it on disk.
+TEST(CliSpecialize, LazyBuildsThePromisedGenericTierBeforeExiting) {
+  ScratchDir dir;
+  const CliResult lazy = specialize(epilogue_args("d_x32_ld", "d_x32_st"),
+                                    {"--cache-dir", dir.path(), "--specialization", "lazy"});
+  ASSERT_EQ(lazy.exit_code, 0) << lazy.err << lazy.out;
+  const auto j = nlohmann::json::parse(lazy.out);
+  EXPECT_EQ(j["tier"], "specialized");
+  EXPECT_NE(j["tier_reason"].get<std::string>().find("builds in the background"), std::string::npos)
+      << j["tier_reason"];
+  std::vector<std::string> warmup = epilogue_args("f_16x256b_ld", "f_16x256b_st");
+  warmup[0] = "warmup";
+  const CliResult warm = specialize(warmup, {"--cache-dir", dir.path()});
+  ASSERT_EQ(warm.exit_code, 0) << warm.err << warm.out;
+  EXPECT_EQ(nlohmann::json::parse(warm.out)["cache"], "disk");
 }
 
 // Every tcgen05 target, family targets included, specializes from the command line; -Xnvrtc and
