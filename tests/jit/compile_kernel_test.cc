@@ -22,6 +22,7 @@
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/precompiled_headers.h"
 #include "runtime/compile/sass.h"
+#include "runtime/jit/entry_meta.h"
 #include "runtime/jit/kernel_context.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
@@ -879,8 +880,15 @@ TEST_F(CompileKernel, MetadataThatDoesNotParseIsAClearError) {
   auto context = kernel_context(source, {});
   ASSERT_TRUE(context.ok());
   const Key128 key = kernel_key(source, transfers, *context, Key128{});
-  for (const char* meta : {"entry=user\nlog:\n", "{\"format\": 1, \"kind\": \"kernel\"}",
-                           "{\"format\": 99}", "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]"}) {
+  // A whole compile_transfer entry under this key is damage too (issue 39, N14): served, it would
+  // launch a harness kernel with the user's arguments.
+  KernelEntryMeta transfer_meta;
+  transfer_meta.kind = "transfer";
+  transfer_meta.entry = "user";
+  for (const std::string& meta :
+       {std::string("entry=user\nlog:\n"), std::string("{\"format\": 1, \"kind\": \"kernel\"}"),
+        std::string("{\"format\": 99}"), std::string("[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]"),
+        transfer_meta.to_json()}) {
     SCOPED_TRACE(meta);
     ASSERT_TRUE(clear_cache(true).ok());
     ASSERT_TRUE(testing::plant_entry(key, meta));
