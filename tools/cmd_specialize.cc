@@ -38,10 +38,12 @@ tmem::Result<std::string> read_text(const std::string& path, std::streamsize lim
 }
 
 // --transfer N=SPEC.json: a spec file (tmem::parse_spec_file, one format for every reader) whose
-// device-function options (wait, warp_argument, column_argument, cta_group) override the
-// command line's; its "name", if any, must be N.
+// device-function options (name, wait, warp_argument, column_argument, cta_group) stand where the
+// command line gives no flag and must agree with the flags it gives (check_file_agrees_with_flags:
+// N is the name's flag).
 tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
-                                              const tmem::DeviceFunctionOptions& defaults) {
+                                              const tmem::DeviceFunctionOptions& defaults,
+                                              const Args& args) {
   const size_t eq = value.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
     return tmem::Error(tmem::ErrorCode::kUsage,
@@ -57,12 +59,10 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
                        "transfer '" + options.name + "' (" + tmem::quote_excerpt(path) +
                            "): " + file.error().message(),
                        file.error().details());
-  if (file->options.name != options.name)
-    return tmem::Error(tmem::ErrorCode::kUsage,
-                       "transfer '" + options.name + "' (" + tmem::quote_excerpt(path) +
-                           "): the spec file names it '" + tmem::quote_excerpt(file->options.name) +
-                           "'; drop its \"name\" or use --transfer " +
-                           tmem::quote_excerpt(file->options.name) + "=...");
+  if (auto agreed =
+          check_file_agrees_with_flags(*file, args, path, NameFlag{"--transfer", options.name});
+      !agreed)
+    return agreed.error();
   return tmem::NamedTransfer{std::move(file->spec), file->options};
 }
 
@@ -303,7 +303,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
   if (auto single = args->get("--transfer")) transfer_values.push_back(*single);
   std::vector<tmem::NamedTransfer> transfers;
   for (const std::string& value : transfer_values) {
-    auto transfer = transfer_of(value, defaults);
+    auto transfer = transfer_of(value, defaults, *args);
     if (!transfer) return report(transfer.error(), json);
     transfers.push_back(std::move(transfer).value());
   }
