@@ -130,5 +130,8 @@ int cmd_layout(const std::vector<std::string>& argv);
 int cmd_draw(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
 int cmd_specialize(const std::vector<std::string>& argv);
+// tmemjit warmup FILE.cu ...: specialize's options, building the generic tier into the cache; a
+// policy other than generic, --no-cache, caching off or a kernel without a generic tier is kUsage.
+int cmd_warmup_kernel(const std::vector<std::string>& argv);
 
 }  // namespace tmemjit_cli

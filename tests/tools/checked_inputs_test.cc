@@ -1,5 +1,6 @@
 // Numbers, kinds and options checked rather than taken another way from the command line (issue
-// 39, item 6): a spec file against the flags (one rule, N19).
+// 39, item 6): a spec file against the flags (one rule, N19), warmup of a kernel that would build
+// what nothing keeps (N16), -I without its value (N13) and the -default-device spellings (N20).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,11 +11,14 @@
 #include "common/cache_test_util.h"
 #include "common/cli_util.h"
 #include "common/files.h"
+#include "common/scoped_env.h"
+#include "common/spec_fixtures.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using tmem::testing::read_file;
+using tmem::testing::ScopedEnv;
 using tmem::testing::TempDir;
 using tmem::testing::write_file;
 using tmemjit_test::CliResult;
@@ -137,6 +141,104 @@ TEST(CliSpecFileFlagsRun, RunTakesTheFilesCtaGroup) {
   ASSERT_TRUE(out.is_object()) << r.out << r.err;
   ASSERT_TRUE(out.contains("cta_group")) << r.out << r.err;
   EXPECT_EQ(out["cta_group"], 2) << r.out;
+}
+
+// --- N13, N20: options routed as written, or a clear error ---------------------------------------
+
+// -Xnvrtc -I with no value of its own: NVRTC took the library's next option as the directory.
+TEST(CliCheckedInputs, AnNvrtcIncludeWithoutItsValueIsAUsageError) {
+  for (const std::vector<std::string>& tail : std::vector<std::vector<std::string>>{
+           {"-Xnvrtc", "-I"}, {"-Xnvrtc", "-I", "-Xnvrtc", "-DX"}, {"-Xnvrtc", "-include"}}) {
+    std::vector<std::string> argv = {"specialize",        kSource,      "--transfer",
+                                     "acc_load=" + kLoad, "--transfer", "acc_store=" + kStore,
+                                     "--no-cache",        "--json"};
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    const CliResult r = run_cli_argv(argv);
+    EXPECT_EQ(r.exit_code, 2) << tail[1] << ": " << r.out << r.err;
+    EXPECT_NE(
+        message_of(r).find("the NVRTC option '" + tail[1] + "' in nvrtc_options needs a value"),
+        std::string::npos)
+        << r.out;
+  }
+}
+
+// -default-device=yes was "unknown option '-default-device'" for an option specialize takes.
+TEST(CliCheckedInputs, DefaultDeviceWithAValueSaysItTakesNone) {
+  for (const char* option : {"-default-device=yes", "--default-device=1"}) {
+    const CliResult r = run_cli_argv({"specialize", kSource, "--transfer", "acc_load=" + kLoad,
+                                      "--transfer", "acc_store=" + kStore, option});
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_NE(r.err.find("takes no value, got '" + std::string(option) + "'"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("unknown option"), std::string::npos) << r.err;
+  }
+}
+
+// --- N16: warmup FILE.cu refuses to build what nothing keeps
+// ---------------------------------------
+
+TEST(CliCheckedInputs, WarmupRefusesAnotherPolicyAndNoCache) {
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--specialization", "eager"}, {"--specialization=lazy"}, {"--no-cache"}}) {
+    std::vector<std::string> argv = {
+        "warmup", kSource, "--transfer", "acc_load=" + kLoad, "--transfer", "acc_store=" + kStore,
+        "--json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const CliResult r = run_cli_argv(argv);
+    EXPECT_EQ(r.exit_code, 2) << extra[0] << ": " << r.out << r.err;
+    const std::string message = message_of(r);
+    EXPECT_NE(message.find(extra[0] == "--no-cache" ? "with --no-cache nothing would keep it"
+                                                    : "warmup builds the generic tier, not "
+                                                      "--specialization"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("\"tier\""), std::string::npos) << "nothing was compiled: " << r.out;
+  }
+}
+
+// These compile (label compile).
+
+// A transfer with no generic form (16x32bx2): the specialized kernel came back with exit 0.
+TEST(CliCheckedInputsCompile, WarmupOfAKernelWithoutAGenericTierFails) {
+  TempDir dir;
+  const fs::path source = dir.path() / "split.cu";
+  write_file(source,
+             "#include <tmemjit/transfers.cuh>\n"
+             "__global__ void k(unsigned int* out) {\n"
+             "  unsigned int regs[acc_regs];\n"
+             "  acc(0u, regs);\n"
+             "  out[threadIdx.x] = regs[0];\n"
+             "}\n");
+  const fs::path spec = dir.path() / "split.json";
+  write_file(spec, tmemjit_test::seed_split(false).make().to_json());
+  const CliResult r = run_cli_argv({"warmup", source.string(), "--transfer", "acc=" + spec.string(),
+                                    "--cache-dir", (dir.path() / "cache").string(), "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  const std::string message = message_of(r);
+  const std::string prefix = "warmup: no generic tier for this kernel: ";
+  EXPECT_EQ(message.rfind(prefix, 0), 0u) << r.out << r.err;
+  EXPECT_GT(message.size(), prefix.size()) << "the reason is given";
+}
+
+// With caching off the generic tier was built and dropped, exit 0.
+TEST(CliCheckedInputsCompile, WarmupWithCachingOffFails) {
+  ScopedEnv off("TMEMJIT_DISABLE_CACHE", "1");
+  const CliResult r =
+      run_cli_argv({"warmup", kSource, "--transfer", "acc_load=" + kLoad, "--transfer",
+                    "acc_store=" + kStore, "--no-wait", "--column-arg", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(message_of(r).find("caching is off"), std::string::npos) << r.out;
+}
+
+// --default-device was forwarded as written and NVRTC refused it; it reaches NVRTC as
+// -default-device, which NVRTC knows.
+TEST(CliCheckedInputsCompile, TheLongDefaultDeviceSpellingCompiles) {
+  for (const char* option : {"--default-device", "--device-as-default-execution-space"}) {
+    const CliResult r = run_cli_argv({"specialize", kSource, "--transfer", "acc_load=" + kLoad,
+                                      "--transfer", "acc_store=" + kStore, "--no-wait",
+                                      "--column-arg", "--no-cache", "--json", option});
+    EXPECT_EQ(r.exit_code, 0) << option << ": " << r.out << r.err;
+  }
 }
 
 }  // namespace
