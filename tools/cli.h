@@ -83,9 +83,23 @@ std::vector<OptionSpec> spec_options();
 // Builds the spec from those options; a missing field or a conflicting --spec is kUsage.
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args);
 // The same, with the device-function options of a --spec file (tmem::parse_spec_file) over
-// `defaults`; without --spec the options are `defaults`.
+// `defaults`; without --spec the options are `defaults`. A file that disagrees with a flag given
+// (--name, --no-wait, --warp-arg, --column-arg, --cta-group) is kUsage
+// (check_file_agrees_with_flags).
 tmem::Result<tmem::SpecFile> spec_file_from_args(const Args& args,
                                                  const tmem::DeviceFunctionOptions& defaults);
+// One rule for a spec file's device-function options against the command line's flags, the same
+// in every command (README §The tmemjit command): a flag given that says otherwise than a key the
+// file names is kUsage naming both; a flag the file agrees with, or a key only one of them gives,
+// stands. `name` is the flag that named the function ("--name" of ptx, "--transfer" of
+// specialize) and its value, when one did.
+struct NameFlag {
+  std::string flag;
+  std::string value;
+};
+tmem::Status check_file_agrees_with_flags(const tmem::SpecFile& file, const Args& args,
+                                          std::string_view path,
+                                          const std::optional<NameFlag>& name);
 // --op auto / auto.ld / auto.st: the selection (tmem/select.h) behind spec_from_args, for
 // --explain and check's --register-budget.
 std::optional<tmem::Direction> auto_direction(std::string_view op);
@@ -116,5 +130,8 @@ int cmd_layout(const std::vector<std::string>& argv);
 int cmd_draw(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
 int cmd_specialize(const std::vector<std::string>& argv);
+// tmemjit warmup FILE.cu ...: specialize's options, building the generic tier into the cache; a
+// policy other than generic, --no-cache, caching off or a kernel without a generic tier is kUsage.
+int cmd_warmup_kernel(const std::vector<std::string>& argv);
 
 }  // namespace tmemjit_cli

@@ -34,10 +34,14 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   auto cta_group = cta_group_from_args(*args);
   if (!cta_group) return report(cta_group.error(), json);
-  run_options.cta_group = *cta_group;
-  auto spec = spec_from_args(*args);
-  if (!spec) return report(spec.error(), json);
-  auto result = tmem::run_transfer(*spec, run_options);
+  // A --spec file's cta_group counts here as in compile: it was read and dropped, and the run used
+  // the flag's (issue 39, N19).
+  tmem::DeviceFunctionOptions defaults;
+  defaults.cta_group = *cta_group;
+  auto file = spec_file_from_args(*args, defaults);
+  if (!file) return report(file.error(), json);
+  run_options.cta_group = file->options.cta_group;
+  auto result = tmem::run_transfer(file->spec, run_options);
   if (!result) return report(result.error(), json);
   if (json) {
     auto out = nlohmann::json::parse(result->to_json());

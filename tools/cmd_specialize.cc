@@ -38,10 +38,12 @@ tmem::Result<std::string> read_text(const std::string& path, std::streamsize lim
 }
 
 // --transfer N=SPEC.json: a spec file (tmem::parse_spec_file, one format for every reader) whose
-// device-function options (wait, warp_argument, column_argument, cta_group) override the
-// command line's; its "name", if any, must be N.
+// device-function options (name, wait, warp_argument, column_argument, cta_group) stand where the
+// command line gives no flag and must agree with the flags it gives (check_file_agrees_with_flags:
+// N is the name's flag).
 tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
-                                              const tmem::DeviceFunctionOptions& defaults) {
+                                              const tmem::DeviceFunctionOptions& defaults,
+                                              const Args& args) {
   const size_t eq = value.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
     return tmem::Error(tmem::ErrorCode::kUsage,
@@ -57,12 +59,10 @@ tmem::Result<tmem::NamedTransfer> transfer_of(const std::string& value,
                        "transfer '" + options.name + "' (" + tmem::quote_excerpt(path) +
                            "): " + file.error().message(),
                        file.error().details());
-  if (file->options.name != options.name)
-    return tmem::Error(tmem::ErrorCode::kUsage,
-                       "transfer '" + options.name + "' (" + tmem::quote_excerpt(path) +
-                           "): the spec file names it '" + tmem::quote_excerpt(file->options.name) +
-                           "'; drop its \"name\" or use --transfer " +
-                           tmem::quote_excerpt(file->options.name) + "=...");
+  if (auto agreed =
+          check_file_agrees_with_flags(*file, args, path, NameFlag{"--transfer", options.name});
+      !agreed)
+    return agreed.error();
   return tmem::NamedTransfer{std::move(file->spec), file->options};
 }
 
@@ -177,9 +177,10 @@ tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
                                          "); name one with --entry");
 }
 
-}  // namespace
+// What the call is for: specialize's kernel, or warmup's generic tier, which only the cache keeps.
+enum class Purpose { kSpecialize, kWarmup };
 
-int cmd_specialize(const std::vector<std::string>& argv) {
+int specialize(const std::vector<std::string>& argv, Purpose purpose) {
   // --transfer may repeat: collect its values before the common parser (one value per option).
   // -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and -Xnvrtc OPT
   // go to NVRTC, -Xptxas OPT to the PTX compiler; each may repeat (as nvcc's -X options).
@@ -196,8 +197,18 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     } else if (argv[i].starts_with("-Xptxas=")) {
       ptx_options.push_back(argv[i].substr(8));
     } else if (argv[i].starts_with("-std=") || argv[i].starts_with("--std=") ||
-               argv[i] == "-default-device" || argv[i] == "--default-device") {
+               argv[i] == "-default-device" || argv[i] == "--device-as-default-execution-space") {
       front_end.push_back(argv[i]);
+    } else if (argv[i] == "--default-device") {
+      // The spelling nvcc users reach for; NVRTC knows -default-device and refused this one.
+      front_end.push_back("-default-device");
+    } else if (argv[i].starts_with("-default-device=") ||
+               argv[i].starts_with("--default-device=")) {
+      // Otherwise "unknown option '-default-device'" for an option specialize takes (N20).
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "option '" + argv[i].substr(0, argv[i].find('=')) +
+                                    "' takes no value, got '" + tmem::quote_excerpt(argv[i]) + "'"),
+                    false);
     } else if (argv[i] == "-I" || argv[i] == "-D") {
       // An empty value would pass NVRTC a bare -I or -D, which takes the next option as its value.
       if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
@@ -236,6 +247,22 @@ int cmd_specialize(const std::vector<std::string>& argv) {
                                                    {"--keep", true}}));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
+  // warmup builds the generic tier for the cache: a policy that builds something else, or a
+  // process without a cache, would compile what nothing keeps and exit 0 (issue 39, N16), where
+  // Python's warmup_kernel refuses.
+  if (purpose == Purpose::kWarmup) {
+    if (auto mode = args->get("--specialization"); mode && *mode != "generic")
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "warmup builds the generic tier, not --specialization '" +
+                                    tmem::quote_excerpt(*mode) +
+                                    "'; tmemjit specialize compiles a kernel with that policy"),
+                    json);
+    if (args->has("--no-cache"))
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "warmup builds the generic tier into the cache; with --no-cache "
+                                "nothing would keep it (give --cache-dir DIR, or drop --no-cache)"),
+                    json);
+  }
   if (args->positional().size() != 1)
     return report(tmem::Error(tmem::ErrorCode::kUsage,
                               args->positional().empty()
@@ -290,6 +317,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     if (!parsed) return report(parsed.error(), json);
     options.specialization = *parsed;
   }
+  if (purpose == Purpose::kWarmup) options.specialization = tmem::Specialization::kGeneric;
   options.nvrtc_options = front_end;
   options.ptx_options = ptx_options;
   tmem::DeviceFunctionOptions defaults;
@@ -303,7 +331,7 @@ int cmd_specialize(const std::vector<std::string>& argv) {
   if (auto single = args->get("--transfer")) transfer_values.push_back(*single);
   std::vector<tmem::NamedTransfer> transfers;
   for (const std::string& value : transfer_values) {
-    auto transfer = transfer_of(value, defaults);
+    auto transfer = transfer_of(value, defaults, *args);
     if (!transfer) return report(transfer.error(), json);
     transfers.push_back(std::move(transfer).value());
   }
@@ -312,6 +340,15 @@ int cmd_specialize(const std::vector<std::string>& argv) {
   auto kernel = tmem::compile_kernel(source, transfers, options, &info);
   if (!kernel)
     return report(kernel.error(), json, {{"cache", std::string(tmem::to_string(info.cache))}});
+  if (purpose == Purpose::kWarmup && kernel->tier() != "generic")
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              "warmup: no generic tier for this kernel: " + info.tier_reason),
+                  json, {{"tier", std::string(kernel->tier())}});
+  if (purpose == Purpose::kWarmup && !info.cache_enabled)
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              "warmup: caching is off (TMEMJIT_DISABLE_CACHE), so nothing keeps "
+                              "the generic tier it built; give --cache-dir DIR"),
+                  json);
   const std::string output = args->get("-o").value_or("");
   if (!output.empty()) {
     if (auto written = write_output_file(
@@ -376,6 +413,16 @@ int cmd_specialize(const std::vector<std::string>& argv) {
     if (!info.log.empty()) std::cerr << info.log << "\n";
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int cmd_specialize(const std::vector<std::string>& argv) {
+  return specialize(argv, Purpose::kSpecialize);
+}
+
+int cmd_warmup_kernel(const std::vector<std::string>& argv) {
+  return specialize(argv, Purpose::kWarmup);
 }
 
 }  // namespace tmemjit_cli

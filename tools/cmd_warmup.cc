@@ -173,11 +173,7 @@ class Progress {
 int cmd_warmup(const std::vector<std::string>& argv) {
   // A user's kernel: its generic tier, so that lazy specialization answers a new layout at once
   // (docs/specialization.md §Tiers). The same options as specialize, which compiles it.
-  if (!argv.empty() && !argv[0].starts_with("-")) {
-    std::vector<std::string> forwarded = argv;
-    forwarded.insert(forwarded.end(), {"--specialization", "generic"});
-    return cmd_specialize(forwarded);
-  }
+  if (!argv.empty() && !argv[0].starts_with("-")) return cmd_warmup_kernel(argv);
   auto args = parse_args(argv, with_cache_options({{"--specs", true},
                                                    {"--kernel", true},
                                                    {"--target", true},

@@ -1,7 +1,9 @@
 // The SPEC arguments shared by check, plan, ptx, compile and run (docs/design.md §CLI).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "tmem/text.h"
 #include "tools/cli.h"
 
 namespace tmemjit_cli {
@@ -52,6 +54,37 @@ tmem::Result<int> cta_group_from_args(const Args& args) {
                      "--cta-group takes 1 (one CTA) or 2 (a CTA pair), not '" + text + "'");
 }
 
+tmem::Status check_file_agrees_with_flags(const tmem::SpecFile& file, const Args& args,
+                                          std::string_view path,
+                                          const std::optional<NameFlag>& name) {
+  auto has_key = [&](const char* key) {
+    return std::find(file.option_keys.begin(), file.option_keys.end(), key) !=
+           file.option_keys.end();
+  };
+  auto disagree = [&](const std::string& key, const std::string& file_value,
+                      const std::string& flag) {
+    return tmem::Error(tmem::ErrorCode::kUsage, "spec file '" + tmem::quote_excerpt(path) +
+                                                    "' says \"" + key + "\": " + file_value +
+                                                    " but the command line says " + flag +
+                                                    "; drop one of them or make them agree");
+  };
+  if (name && has_key("name") && file.options.name != name->value)
+    return disagree("name", nlohmann::json(file.options.name).dump(),
+                    name->flag + " " + tmem::quote_excerpt(name->value));
+  if (args.has("--no-wait") && has_key("wait") && file.options.wait)
+    return disagree("wait", "true", "--no-wait");
+  if (args.has("--warp-arg") && has_key("warp_argument") && !file.options.warp_argument)
+    return disagree("warp_argument", "false", "--warp-arg");
+  if (args.has("--column-arg") && has_key("column_argument") && !file.options.column_argument)
+    return disagree("column_argument", "false", "--column-arg");
+  // A --cta-group that is not 1 or 2 is cta_group_from_args's error, not a disagreement.
+  if (auto group = cta_group_from_args(args);
+      args.has("--cta-group") && group && has_key("cta_group") && *group != file.options.cta_group)
+    return disagree("cta_group", std::to_string(file.options.cta_group),
+                    "--cta-group " + std::to_string(*group));
+  return std::monostate{};
+}
+
 tmem::Result<tmem::TransferSpec> spec_from_args(const Args& args) {
   auto file = spec_file_from_args(args, {});
   if (!file) return file.error();
@@ -86,7 +119,13 @@ tmem::Result<tmem::SpecFile> spec_file_from_args(const Args& args,
       return tmem::Error(tmem::ErrorCode::kLimit, "spec file '" + *path + "' is larger than 1 MiB");
     if (in.bad())
       return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
-    return tmem::parse_spec_file(text, defaults);
+    auto file = tmem::parse_spec_file(text, defaults);
+    if (!file) return file.error();
+    std::optional<NameFlag> name;
+    if (auto given = args.get("--name")) name = NameFlag{"--name", *given};
+    if (auto agreed = check_file_agrees_with_flags(*file, args, *path, name); !agreed)
+      return agreed.error();
+    return file;
   }
   for (const char* field : {"--op", "--scope", "--tmem", "--regs"})
     if (!args.has(field))

@@ -149,13 +149,8 @@ Result<Payload> compile_payload(const TransferSpec& spec, const KernelContext& c
 // load on (kernel_impl.h).
 Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
                                                 Target target) {
-  Result<KernelEntryMeta> parsed = KernelEntryMeta::parse(payload->meta);
+  Result<KernelEntryMeta> parsed = KernelEntryMeta::parse(payload->meta, "transfer");
   if (!parsed.ok()) return std::move(parsed).error();
-  if (parsed->kind != "transfer")
-    return Error(ErrorCode::kIo,
-                 "cache entry metadata is damaged or from another build: a " + parsed->kind +
-                     " entry under a compile_transfer key",
-                 "tmemjit cache clear removes it; the next call compiles again");
   auto meta = std::make_shared<const KernelEntryMeta>(std::move(parsed).value());
   auto impl = std::make_shared<Kernel::Impl>(meta->entry, target, std::move(payload));
   if (target == Target::kSm90) impl->set_ptx_fallback();

@@ -37,8 +37,10 @@ struct KernelEntryMeta {
   std::string log;  // the compilers' logs
 
   std::string to_json() const;
-  // kIo naming what is wrong for text that is not this format's JSON (a damaged or foreign entry).
-  static Result<KernelEntryMeta> parse(std::string_view text);
+  // kIo naming what is wrong for text that is not this format's JSON (a damaged or foreign entry):
+  // a number out of its field's range (never converted), or an entry of another kind than `kind`
+  // ("kernel" for compile_kernel's keys, "transfer" for compile_transfer's), is damage too.
+  static Result<KernelEntryMeta> parse(std::string_view text, std::string_view kind = "kernel");
 };
 
 }  // namespace tmem

@@ -10,6 +10,7 @@
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/backends.h"
 #include "runtime/jit/compile_transfer.h"
+#include "tmem/text.h"
 
 namespace tmem {
 namespace {
@@ -33,6 +34,7 @@ bool is_front_end_option(const std::string& option) {
                                     "--prec-",
                                     "--fmad",
                                     "-default-device",
+                                    "--device-as-default-execution-space",
                                     "--expt-",
                                     "--extended-lambda",
                                     "-dopt",
@@ -69,6 +71,25 @@ bool takes_separate_value(const std::string& option) {
   for (const char* flag : kFlags)
     if (option == flag) return true;
   return false;
+}
+
+// An option of takes_separate_value in `list` takes its own next element, which must be there and
+// not be another option: a bare "-I" last in the list left NVRTC to take the library's next option
+// (--std=c++17) as its directory (issue 39, N13).
+Status check_separate_values(const std::vector<std::string>& list, const char* list_name) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!takes_separate_value(list[i])) continue;
+    const bool missing = i + 1 == list.size();
+    if (missing || list[i + 1].empty() || list[i + 1][0] == '-')
+      return Error(ErrorCode::kUsage,
+                   "compile_kernel: the NVRTC option '" + list[i] + "' in " + list_name +
+                       " needs a value" +
+                       (missing ? std::string(", and it is the last element")
+                                : ", got '" + quote_excerpt(list[i + 1]) + "'"),
+                   "give the value as the next element, or attached (" + list[i] + "VALUE)");
+    ++i;
+  }
+  return std::monostate{};
 }
 
 bool names_standard(const std::string& option) {
@@ -118,6 +139,16 @@ Key128 context_digest(std::string_view call, const KernelContext& context, bool 
   return key.finish();
 }
 
+// Why a compiler refused the user's options: its log, or, where it wrote none (the log detail
+// then reads "(empty)"), the error's message. The driver backend refuses -Xptxas before any log
+// exists, and "refused the options (-O1): (empty)" gave no reason (issue 39, N20).
+std::string reason_of(const Error& error) {
+  std::string said(error.detail("log"));
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  if (said.empty() || said == "(empty)") said = error.message();
+  return said;
+}
+
 }  // namespace
 
 const std::string& toolkit_include_dir() {
@@ -157,6 +188,12 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
   // The older list: front-end options (with a separate value, two elements) to NVRTC, the rest
   // to the PTX compiler before ptx_options.
   std::vector<std::string> ptx_options;
+  if (cuda) {
+    if (Status checked = check_separate_values(given.extra_options, "extra_options"); !checked.ok())
+      return std::move(checked).error();
+    if (Status checked = check_separate_values(given.nvrtc_options, "nvrtc_options"); !checked.ok())
+      return std::move(checked).error();
+  }
   for (size_t i = 0; i < given.extra_options.size(); ++i) {
     const std::string& option = given.extra_options[i];
     if (cuda && is_front_end_option(option)) {
@@ -223,10 +260,7 @@ Status check_user_options(const KernelSource& source, const KernelContext& conte
     auto empty = compile_cuda_front_end("", "tmemjit_option_check.cu", {}, context.nvrtc, {},
                                         context.options, FrontEndOutput::kPtx);
     if (!empty.ok()) {
-      const Error& error = empty.error();
-      std::string said(error.detail("log"));
-      if (said.empty()) said = error.message();
-      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+      const std::string said = reason_of(empty.error());
       std::string given;
       for (const std::string& option : context.user_nvrtc)
         given += (given.empty() ? "" : " ") + option;
@@ -248,9 +282,7 @@ Status check_user_options(const KernelSource& source, const KernelContext& conte
       std::string given;
       for (const std::string& option : context.ptx.ptx_options)
         given += (given.empty() ? "" : " ") + option;
-      std::string said(empty.error().detail("log"));
-      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-      if (said.empty()) said = empty.error().message();
+      const std::string said = reason_of(empty.error());
       return Error(ErrorCode::kUsage,
                    "compile_kernel: the PTX compiler (" +
                        std::string(to_string(context.options.backend)) + ") refused the options (" +

@@ -22,6 +22,7 @@
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/precompiled_headers.h"
 #include "runtime/compile/sass.h"
+#include "runtime/jit/entry_meta.h"
 #include "runtime/jit/kernel_context.h"
 #include "tmem/cache.h"
 #include "tmem/check.h"
@@ -607,6 +608,89 @@ TEST(CompileKernelKey, ChangingAnyInputOfTheBuildIsAnotherKey) {
   EXPECT_EQ(key(source, transfers, kept, includes), base);
 }
 
+// An NVRTC option that takes the next element as its value (-I DIR) takes its own and nothing
+// else: a bare -I last in a list once made NVRTC read the library's --std=c++17 as the directory
+// (issue 39, N13). Checked when the context is made, before any compile.
+TEST(KernelContextRouting, AnOptionsSeparateValueIsItsOwnOrAnError) {
+  const KernelSource source = roundtrip_source();
+  for (const char* flag : {"-I", "-D", "-U", "-include", "-isystem", "--include-path"}) {
+    for (const auto& [list, tail] : std::vector<std::pair<const char*, std::vector<std::string>>>{
+             {"nvrtc_options", {}},
+             {"nvrtc_options", {"--std=c++17"}},
+             {"extra_options", {}},
+             {"extra_options", {"-DX"}},
+             {"nvrtc_options", {""}}}) {
+      std::vector<std::string> given = {"-DFIRST", flag};
+      given.insert(given.end(), tail.begin(), tail.end());
+      CompileOptions options;
+      (std::string(list) == "nvrtc_options" ? options.nvrtc_options : options.extra_options) =
+          given;
+      SCOPED_TRACE(std::string(list) + ": " + flag + (tail.empty() ? "" : " " + tail[0]));
+      const auto context = kernel_context(source, options);
+      ASSERT_FALSE(context.ok()) << "routed as " << ::testing::PrintToString(context->nvrtc);
+      EXPECT_EQ(context.error().code(), ErrorCode::kUsage);
+      EXPECT_NE(context.error().message().find("the NVRTC option '" + std::string(flag) + "' in " +
+                                               list + " needs a value"),
+                std::string::npos)
+          << context.error().message();
+    }
+  }
+  // Two elements, each list: the flag and its own value reach NVRTC together, in order; what
+  // follows goes where it belongs (the PTX compiler's option to the PTX compiler).
+  CompileOptions split;
+  split.extra_options = {"-I", "/opt/inc", "-maxrregcount=128"};
+  split.nvrtc_options = {"-D", "X=1", "-default-device"};
+  const auto context = kernel_context(source, split);
+  ASSERT_TRUE(context.ok()) << context.error().full_text();
+  EXPECT_EQ(context->user_nvrtc,
+            (std::vector<std::string>{"-I", "/opt/inc", "-D", "X=1", "-default-device"}));
+  EXPECT_EQ(context->ptx.ptx_options, std::vector<std::string>{"-maxrregcount=128"});
+  // A PTX source has no NVRTC: its extra_options all go to the PTX compiler, -I or not.
+  KernelSource ptx;
+  ptx.language = Language::kPtx;
+  ptx.text = testing::user_ptx_kernel();
+  ptx.entry = "user";
+  CompileOptions ptx_options;
+  ptx_options.extra_options = {"-O3"};
+  EXPECT_TRUE(kernel_context(ptx, ptx_options).ok());
+}
+
+// NVRTC's long spelling of -default-device shapes the C++ as the short one does: routed to NVRTC
+// from the older list, not to the PTX compiler, which refused it (issue 39, N20).
+TEST(KernelContextRouting, DefaultDeviceInEitherSpellingGoesToNvrtc) {
+  for (const char* option : {"-default-device", "--device-as-default-execution-space"}) {
+    CompileOptions options;
+    options.extra_options = {option};
+    const auto context = kernel_context(roundtrip_source(), options);
+    ASSERT_TRUE(context.ok()) << context.error().full_text();
+    EXPECT_EQ(context->user_nvrtc, std::vector<std::string>{option});
+    EXPECT_TRUE(context->ptx.ptx_options.empty());
+  }
+}
+
+// A compiler that refuses an option before writing a log (the driver backend takes no ptxas
+// options) gives its reason, not "(empty)" (issue 39, N20).
+TEST(KernelContextRouting, ARefusalWithoutALogSaysWhy) {
+  KernelSource source;
+  source.language = Language::kPtx;
+  source.text = testing::user_ptx_kernel();
+  source.entry = "user";
+  CompileOptions options;
+  options.backend = Backend::kDriver;
+  options.ptx_options = {"-O1"};
+  const auto context = kernel_context(source, options);
+  ASSERT_TRUE(context.ok()) << context.error().full_text();
+  const Status checked = check_user_options(source, *context);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(checked.error().message().find("(empty)"), std::string::npos)
+      << checked.error().message();
+  EXPECT_NE(checked.error().message().find("refused the options (-O1): the driver backend takes "
+                                           "no ptxas options"),
+            std::string::npos)
+      << checked.error().message();
+}
+
 // Options with a home: nvrtc_options reach NVRTC (options the PTX compiler does not know among
 // them), ptx_options the PTX compiler, a wrong one fails before any compile with the compiler's
 // own words, and the defaults yield (a standard of the user's, without NVRTC's warning).
@@ -879,8 +963,15 @@ TEST_F(CompileKernel, MetadataThatDoesNotParseIsAClearError) {
   auto context = kernel_context(source, {});
   ASSERT_TRUE(context.ok());
   const Key128 key = kernel_key(source, transfers, *context, Key128{});
-  for (const char* meta : {"entry=user\nlog:\n", "{\"format\": 1, \"kind\": \"kernel\"}",
-                           "{\"format\": 99}", "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]"}) {
+  // A whole compile_transfer entry under this key is damage too (issue 39, N14): served, it would
+  // launch a harness kernel with the user's arguments.
+  KernelEntryMeta transfer_meta;
+  transfer_meta.kind = "transfer";
+  transfer_meta.entry = "user";
+  for (const std::string& meta :
+       {std::string("entry=user\nlog:\n"), std::string("{\"format\": 1, \"kind\": \"kernel\"}"),
+        std::string("{\"format\": 99}"), std::string("[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]"),
+        transfer_meta.to_json()}) {
     SCOPED_TRACE(meta);
     ASSERT_TRUE(clear_cache(true).ok());
     ASSERT_TRUE(testing::plant_entry(key, meta));
