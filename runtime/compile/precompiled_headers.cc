@@ -457,6 +457,7 @@ void PchCache::restart_for_tests() {
   initialized_ = false;
   root_.clear();
   unavailable_.clear();
+  budget_bytes_ = 0;
   slots_.reset();
 }
 

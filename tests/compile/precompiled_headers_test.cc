@@ -99,13 +99,19 @@ class PchDegrade : public ::testing::Test {
     return report;
   }
 
-  // The PCH file NVRTC made for `tag` in the process's folder; empty when there is none.
+  // The PCH file NVRTC made for `tag` in the process's folder, TAG_N.pch (N counts the PCHs the
+  // process made); empty when there is none.
   static fs::path pch_file_of(const std::string& tag) {
     std::error_code error;
-    for (const auto& slot : fs::directory_iterator(PchCache::instance().root(), error)) {
-      const fs::path file = slot.path() / (tag + "_0.pch");
-      if (fs::is_regular_file(fs::symlink_status(file, error))) return file;
-    }
+    for (const auto& slot : fs::directory_iterator(PchCache::instance().root(), error))
+      for (const auto& file : fs::directory_iterator(slot.path(), error)) {
+        const std::string name = file.path().filename().string();
+        if (!name.starts_with(tag + "_") || !name.ends_with(".pch")) continue;
+        const std::string n = name.substr(tag.size() + 1, name.size() - tag.size() - 5);
+        if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos &&
+            fs::is_regular_file(fs::symlink_status(file.path(), error)))
+          return file.path();
+      }
     return {};
   }
 
@@ -184,7 +190,7 @@ TEST_F(PchDegrade, ADamagedOrReplacedPchIsRemovedAndMadeAgain) {
         << after.warnings[0];
     EXPECT_NE(after.warnings[0].find(c.found), std::string::npos) << after.warnings[0];
     EXPECT_TRUE(fs::is_directory(fs::symlink_status(pch.parent_path()))) << "a real folder again";
-    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(pch)));
+    EXPECT_EQ(pch_file_of(tag).parent_path(), pch.parent_path()) << "a PCH made again in it";
     const CompileReport next = compile(source);
     EXPECT_EQ(next.headers, "reused");
     EXPECT_TRUE(next.warnings.empty());
@@ -333,6 +339,7 @@ struct Specialized {
 // runs `setup` first (a mount, a ulimit, variables), in a mount namespace of its own when asked.
 Specialized specialize_in_shell(const std::string& setup, bool own_mounts, const fs::path& work) {
   using tmemjit_test::shell_quote;
+  fs::remove_all(work / "cache");  // the kernel's report is cached with it
   testing::write_file(work / "with_header.cu",
                       "#include <cuda_bf16.h>\n" + read_file(kExample + "/epilogue.cu"));
   const std::string command =
