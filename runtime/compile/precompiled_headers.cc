@@ -234,7 +234,7 @@ std::string room_problem(const std::string& parent, size_t heap_bytes, bool heap
   return "$TMPDIR (" + quote_excerpt(parent) + ") has " + std::to_string(free_bytes >> 20) +
          " MiB free, less than NVRTC's PCH heap of " + std::to_string(heap_bytes >> 20) +
          " MiB, which NVRTC keeps in a file there" +
-         (heap_from_env ? " (TMEMJIT_PCH_HEAP_MB)" : " (a smaller TMEMJIT_PCH_HEAP_MB fits)");
+         (heap_from_env ? " (TMEMJIT_PCH_HEAP_MB)" : " (TMEMJIT_PCH_HEAP_MB sets a smaller one)");
 }
 
 // Removes the process's root at exit; the lock is held until then. Only the process that made it
