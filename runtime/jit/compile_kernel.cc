@@ -143,24 +143,35 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
     if (lease->directory().empty()) {
       out.headers = "off: " + lease->reason();
     } else {
-      // 20283: "PCH creation disabled because #line directive encountered", said of the header
-      // stop's #line, which comes after the PCH is made (measured: it is made and reused).
-      options.insert(options.end(), {"--pch", "--pch-dir=" + lease->directory(),
-                                     "--pch-messages=true", "--diag-suppress=20283"});
+      const std::vector<std::string> pch = lease->options();
+      options.insert(options.end(), pch.begin(), pch.end());
       if (!unit.inline_stop_reason.empty())
         out.warning = "only the headers before the first line of code of " + source.path +
                       " are precompiled: " + unit.inline_stop_reason +
                       ", so the code before it is parsed again for every layout "
                       "(docs/specialization.md, \"How a layout compiles\")";
+      if (!lease->repaired().empty())
+        out.warning += (out.warning.empty() ? "" : "; ") + lease->repaired();
     }
   }
   const std::string expression = is_identifier(source.entry) ? "" : source.entry;
   std::vector<std::string> expressions;
   if (!expression.empty()) expressions.push_back(expression);
-  auto compiled = compile_cuda_front_end(
-      unit.text, source.path, headers, options, expressions,
-      context.nvrtc_compiles ? context.ptx : context.options,
-      context.nvrtc_compiles ? FrontEndOutput::kCubin : FrontEndOutput::kPtx, keep_stem);
+  auto front_end = [&](const std::vector<std::string>& nvrtc_options) {
+    return compile_cuda_front_end(
+        unit.text, source.path, headers, nvrtc_options, expressions,
+        context.nvrtc_compiles ? context.ptx : context.options,
+        context.nvrtc_compiles ? FrontEndOutput::kCubin : FrontEndOutput::kPtx, keep_stem);
+  };
+  auto compiled = front_end(options);
+  if (!compiled.ok() && lease && !lease->directory().empty()) {
+    // A precompiled header that cannot be made or read is never the user's error: once more
+    // without one (docs/reliability.md, "Precompiled headers degrade, never fail").
+    auto plain = front_end(context.nvrtc);
+    if (plain.ok()) out.headers = lease->fall_back(compiled.error());
+    lease.reset();
+    compiled = std::move(plain);
+  }
   if (!compiled.ok()) {
     return explain_front_end_error(source, prepared.options(), std::move(compiled).error());
   }
