@@ -386,6 +386,33 @@ Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key, con
   return result;
 }
 
+ModuleCache::Ptr ModuleCache::find_now(const Key128& key, Lookup* lookup) {
+  if (!enabled_.load(std::memory_order_acquire)) return nullptr;
+  auto found = [&](Lookup where, std::atomic<uint64_t>& counter, Ptr ptr) {
+    counter.fetch_add(1, std::memory_order_relaxed);
+    if (lookup != nullptr) *lookup = where;
+    return ptr;
+  };
+  if (Ptr hit = memory_.find(key)) return found(Lookup::kMemoryHit, hits_, std::move(hit));
+  const std::shared_ptr<const Tiers> tiers = this->tiers();
+  if (tiers->disk) {
+    if (std::optional<Payload> stored = tiers->disk->read(key))
+      return found(Lookup::kDiskHit, disk_hits_, memory_.insert(key, std::move(*stored)));
+  }
+  if (tiers->remote) {
+    bool rejected = false;
+    RemoteCache::Fetched fetched = tiers->remote->fetch(key);
+    if (counted(fetched, &rejected) && fetched.payload) {
+      if (tiers->disk && tiers->disk->write(key, *fetched.payload).written)
+        disk_writes_.fetch_add(1, std::memory_order_relaxed);
+      return found(Lookup::kRemoteHit, remote_hits_,
+                   memory_.insert(key, std::move(*fetched.payload)));
+    }
+    if (rejected) remote_rejected_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return nullptr;
+}
+
 CacheStats ModuleCache::stats() const {
   CacheStats stats;
   stats.hits = hits_.load(std::memory_order_relaxed);

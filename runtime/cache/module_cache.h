@@ -63,6 +63,13 @@ class ModuleCache {
     return get_or_compile_slow(key, Compile(std::forward<F>(compile)), lookup);
   }
 
+  // The payload for `key` if a tier holds it now, else null: never compiles and never waits, not
+  // for a compile of the key in flight in this process, nor for another process's compile lock on
+  // the remote server (lazy's question, docs/specialization.md §Tiers). A disk or remote hit is
+  // kept in memory (and a remote one on disk); the counters count it as get_or_compile would, and
+  // a miss not at all. Null also when the cache is off.
+  Ptr find_now(const Key128& key, Lookup* lookup = nullptr);
+
   bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
   // Bumped each time the entries held in memory are dropped (clear(), or configure() turning the
   // cache off): a layer that keeps its own objects per entry (compile_transfer's Kernel handles)

@@ -686,27 +686,32 @@ std::optional<Result<std::shared_ptr<Kernel::Impl>>> compile_tiered(const Reques
   ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
   double compile_ms = 0;
   bool built_now = false;
-  auto payload = cache.get_or_compile(
-      key,
-      [&]() -> Result<Payload> {
-        // Lazy never waits for a generic tier: asking the tiers is all it does.
-        if (lazy) return Error(ErrorCode::kUsage, "no cache holds the generic tier");
-        const auto start = Clock::now();
-        auto built =
-            build(request.source, request.transfers, request.context, request.includes, generic);
-        compile_ms = ms_since(start);
-        if (!built.ok()) return std::move(built).error();
-        built_now = true;
-        return std::move(built->payload);
-      },
-      &lookup);
-  if (!payload.ok()) {
-    if (!lazy) return Result<std::shared_ptr<Kernel::Impl>>(std::move(payload).error());
-    post_generic_build(request, key);
-    return eager_because(
-        "no cache holds the generic tier of this source and signature yet: this call compiled "
-        "the specialized kernel, and the generic tier builds in the background for the next "
-        "layout (warmup builds it ahead of time)");
+  Result<ModuleCache::Ptr> payload = ModuleCache::Ptr();
+  if (lazy) {
+    // Lazy never waits for a generic tier: not for this process's build of it in flight, nor for
+    // another process's lock on it; asking the tiers is all it does.
+    payload = cache.find_now(key, &lookup);
+    if (*payload == nullptr) {
+      post_generic_build(request, key);
+      return eager_because(
+          "no cache holds the generic tier of this source and signature yet: this call compiled "
+          "the specialized kernel, and the generic tier builds in the background for the next "
+          "layout (warmup builds it ahead of time)");
+    }
+  } else {
+    payload = cache.get_or_compile(
+        key,
+        [&]() -> Result<Payload> {
+          const auto start = Clock::now();
+          auto built =
+              build(request.source, request.transfers, request.context, request.includes, generic);
+          compile_ms = ms_since(start);
+          if (!built.ok()) return std::move(built).error();
+          built_now = true;
+          return std::move(built->payload);
+        },
+        &lookup);
+    if (!payload.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(payload).error());
   }
   auto impl = generic_impl(*payload, request, *prepared, generic, report);
   if (!impl.ok()) return impl;

@@ -206,6 +206,32 @@ TEST_F(GenericTier, LazyWithoutAGenericTierIsEagerAndBuildsItForTheNextLayout) {
   EXPECT_TRUE(f->wait_specialized().ok());
 }
 
+// A second new layout asked for while the first one's generic tier builds in the background
+// compiles its own specialized kernel at once (issue 39 item 3): it never waits for that build.
+// Waiting would have answered with the generic tier (tier "generic", cache "memory").
+TEST_F(GenericTier, ASecondLazyLayoutNeverWaitsForTheFirstOnesGenericBuild) {
+  auto d = compile_kernel(roundtrip(), layout_d(), with(Specialization::kLazy));
+  ASSERT_TRUE(d.ok()) << d.error().full_text();
+  ASSERT_EQ(d->tier(), "specialized");
+  // The generic build (seconds) has started on the background thread.
+  for (int i = 0; i < 10000 && background_compiles().running == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(background_compiles().running, 1);
+  CompileReport report;
+  auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &report);
+  ASSERT_TRUE(f.ok()) << f.error().full_text();
+  EXPECT_EQ(f->tier(), "specialized");
+  EXPECT_EQ(report.cache, CacheSource::kCompiled);
+  EXPECT_NE(report.tier_reason.find("no cache holds the generic tier"), std::string::npos)
+      << report.tier_reason;
+  // One build of the generic tier was asked for, not two.
+  wait_background_compiles();
+  CompileReport probe;
+  auto e = compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric), &probe);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(probe.cache, CacheSource::kMemory);
+}
+
 TEST_F(GenericTier, PlansItCannotExpressAreEagerAndTheReportSaysWhy) {
   // 16x32bx2: the half-split offset is an immediate.
   const std::vector<NamedTransfer> split = {
