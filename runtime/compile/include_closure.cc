@@ -61,6 +61,23 @@ Signature signature_of(const struct stat& st) {
   return sig;
 }
 
+// The stamps of `files` (IncludeClosure::stamps), each signature from `signature(path)`.
+template <class SignatureOf>
+Key128 stamps_of(const std::vector<std::string>& files, SignatureOf&& signature) {
+  KeyBuilder key;
+  for (const std::string& path : files) {
+    const Signature sig = signature(path);
+    key.str("file", path);
+    key.integer("size", sig.size);
+    key.integer("mtime", sig.mtime_ns);
+    key.integer("ctime", sig.ctime_ns);
+    key.integer("inode", static_cast<int64_t>(sig.inode));
+    key.integer("device", static_cast<int64_t>(sig.device));
+    key.integer("error", sig.error);
+  }
+  return key.finish();
+}
+
 Signature stat_path(const std::string& path) {
   struct stat st;
   if (::stat(path.empty() ? "." : path.c_str(), &st) != 0) {
@@ -503,6 +520,17 @@ class Scanner {
       if (Status done = follow(std::move(facts), "<pre-include>", "", -1, 0); !done.ok())
         return done;
     }
+    // The command line's macros, as the front end defines them before the first line.
+    std::string defines;
+    for (const std::string& define : query_.defines) {
+      const size_t equals = define.find('=');
+      defines += "#define " +
+                 (equals == std::string::npos
+                      ? define + " 1"
+                      : define.substr(0, equals) + " " + define.substr(equals + 1)) +
+                 "\n";
+    }
+    if (!defines.empty()) seen_.push_back(std::make_shared<const FileFacts>(lex(defines)));
     if (Status done = follow(std::make_shared<const FileFacts>(lex(query_.source)), primary,
                              directory_of(query_.source_path), -1, 0);
         !done.ok())
@@ -527,6 +555,10 @@ class Scanner {
     out.unresolved.assign(unresolved_.begin(), unresolved_.end());
     for (const std::string& text : out.unresolved) key.str("unresolved", text);
     out.digest = key.finish();
+    out.stamps = stamps_of(out.files, [&](const std::string& path) {
+      const auto probe = probes_.find(path);
+      return probe != probes_.end() ? probe->second : stat_path(path);
+    });
     return out;
   }
   const std::map<std::string, Signature>& probes() const { return probes_; }
@@ -916,8 +948,9 @@ Result<IncludeSearch> include_search_of(std::span<const std::string> nvrtc_optio
       {"--include-path", false, 0},   {"-I", true, 0},
       {"--system-include", false, 1}, {"-isystem", true, 1},
       {"--pre-include", false, 2},    {"-include", false, 2},
+      {"--define-macro", false, 3},   {"-D", true, 3},
   };
-  std::vector<std::string> lists[3];
+  std::vector<std::string> lists[4];
   for (size_t i = 0; i < nvrtc_options.size(); ++i) {
     const std::string& option = nvrtc_options[i];
     for (const Form& form : kForms) {
@@ -928,7 +961,9 @@ Result<IncludeSearch> include_search_of(std::span<const std::string> nvrtc_optio
       if (rest.empty()) {
         if (i + 1 == nvrtc_options.size())
           return Error(ErrorCode::kUsage, "nvrtc option '" + option + "' needs a value after it",
-                       form.into == 2 ? "a file to pre-include" : "an include directory");
+                       form.into == 2   ? "a file to pre-include"
+                       : form.into == 3 ? "a macro, NAME or NAME=VALUE"
+                                        : "an include directory");
         value = nvrtc_options[++i];
       } else {
         if (rest.front() == '=') rest.remove_prefix(1);
@@ -936,7 +971,9 @@ Result<IncludeSearch> include_search_of(std::span<const std::string> nvrtc_optio
       }
       if (value.empty())
         return Error(ErrorCode::kUsage, "nvrtc option '" + option + "' has an empty value",
-                     form.into == 2 ? "a file to pre-include" : "an include directory");
+                     form.into == 2   ? "a file to pre-include"
+                     : form.into == 3 ? "a macro, NAME or NAME=VALUE"
+                                      : "an include directory");
       lists[form.into].push_back(std::move(value));
       break;
     }
@@ -945,7 +982,12 @@ Result<IncludeSearch> include_search_of(std::span<const std::string> nvrtc_optio
   search.include_dirs = std::move(lists[0]);
   search.include_dirs.insert(search.include_dirs.end(), lists[1].begin(), lists[1].end());
   search.pre_includes = std::move(lists[2]);
+  search.defines = std::move(lists[3]);
   return search;
+}
+
+Key128 closure_stamps_now(const IncludeClosure& closure) {
+  return stamps_of(closure.files, stat_path);
 }
 
 Result<IncludeClosure> scan_include_closure(const ClosureQuery& query) {
@@ -1466,6 +1508,8 @@ Key128 query_key(const ClosureQuery& query) {
   std::vector<std::string> in_memory = query.in_memory;  // a set: order is not the caller's point
   std::sort(in_memory.begin(), in_memory.end());
   for (const std::string& name : in_memory) key.str("in memory", name);
+  key.integer("defines", static_cast<int64_t>(query.defines.size()));
+  for (const std::string& define : query.defines) key.str("define", define);
   return key.finish();
 }
 

@@ -31,18 +31,24 @@ struct ClosureQuery {
   // Include names NVRTC is given as text (nvrtcCreateProgram's headers, e.g.
   // "tmemjit/transfers.cuh"): matched as written, never looked up on disk, not followed.
   std::vector<std::string> in_memory;
+  // Macros of the command line ("NAME" or "NAME=VALUE", as -D takes them): computed includes
+  // expand with them as with the closure's own #defines (`#include HDR` with -DHDR="mark.h").
+  std::vector<std::string> defines;
 };
 
 // The include search of an NVRTC option list. Recognised: -I DIR, -IDIR, -I=DIR,
 // --include-path=DIR, --include-path DIR; -isystem DIR, -isystemDIR, -isystem=DIR,
 // --system-include=DIR, --system-include DIR; -include F, -include=F, --pre-include=F,
-// --pre-include F. Every other option is ignored.
+// --pre-include F; -D NAME[=V], -DNAME[=V], --define-macro=NAME[=V], --define-macro NAME[=V].
+// Every other option is ignored.
 struct IncludeSearch {
   // -I / --include-path directories in order, then -isystem / --system-include ones (system
   // directories are searched after the user's, as in GCC and EDG).
   std::vector<std::string> include_dirs;
   // -include / --pre-include files, in order.
   std::vector<std::string> pre_includes;
+  // -D / --define-macro values, in order.
+  std::vector<std::string> defines;
 };
 // kUsage when an option lacks its value (a trailing "-I", an empty "--include-path=").
 Result<IncludeSearch> include_search_of(std::span<const std::string> nvrtc_options);
@@ -63,7 +69,14 @@ struct IncludeClosure {
   // malformed one; one nested over 200 deep): the digest cannot see what it names, so a caller
   // may warn that edits to it go unnoticed.
   std::vector<std::string> unresolved;
+  // The signatures (inode, size, modification and change times) of `files` as the scan found
+  // them: closure_stamps_now() differs once any of them is written, replaced or removed, so a
+  // compile can tell that a header changed while it ran (issue 39 N03).
+  Key128 stamps;
 };
+
+// The stamps of `closure`'s files now (IncludeClosure::stamps when none changed).
+Key128 closure_stamps_now(const IncludeClosure& closure);
 
 // One scan, uncached. Every #include is followed whatever the #if around it (an extra file costs
 // at most a spurious cache miss), as are __has_include operands; comments, line continuations and

@@ -72,7 +72,19 @@ std::string entry_of(const KernelSource& source) { return quote_excerpt(source.e
 struct Includes {
   Key128 digest;
   int files = 0;
+  std::shared_ptr<const IncludeClosure> closure;  // null for PTX
+  // Why this source's kernel must not be cached: an include the scan cannot follow (a computed
+  // include no macro names, one nested over 200 deep) would be outside the key, so an edit to it
+  // would serve the old kernel. Empty when the closure is whole.
+  std::string uncacheable;
 };
+
+// Whether a header of the closure was written, replaced or removed since the scan: the kernel
+// compiled meanwhile may come from text the key does not describe (issue 39 N03).
+bool changed_since_scan(const Includes& includes) {
+  return includes.closure != nullptr &&
+         closure_stamps_now(*includes.closure) != includes.closure->stamps;
+}
 
 // Every file the source may include, by content (docs/cache.md): an edited header is a new key.
 // The generated header is skipped: the transfers are in the key already.
@@ -86,9 +98,16 @@ Result<Includes> includes_of(const KernelSource& source, const KernelContext& co
   query.include_dirs = std::move(search->include_dirs);
   query.pre_includes = std::move(search->pre_includes);
   query.in_memory = {std::string(kernels::kTransfersHeader)};
+  query.defines = std::move(search->defines);
   auto closure = include_closure_cache().closure(query);
   if (!closure.ok()) return std::move(closure).error();
-  return Includes{(*closure)->digest, static_cast<int>((*closure)->files.size())};
+  Includes includes{(*closure)->digest, static_cast<int>((*closure)->files.size()), *closure, {}};
+  if (!(*closure)->unresolved.empty())
+    includes.uncacheable = "the include scan cannot follow " + (*closure)->unresolved.front() +
+                           ": an edit to what it names would go unseen, so this kernel is "
+                           "compiled each time and never cached (name the header in the source, "
+                           "or define its macro with -D)";
+  return includes;
 }
 
 // ---- the CUDA route -----------------------------------------------------------------------------
@@ -127,6 +146,10 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
   std::vector<std::string> options = context.nvrtc;
   FrontEnd out;
   out.headers = pch_off_reason(unit, context);
+  // A precompiled header is keyed by the include digest too: one the scan cannot follow would
+  // serve its old parse after an edit.
+  if (out.headers.empty() && !includes.uncacheable.empty())
+    out.headers = "off: the include scan cannot follow every header (see the warning)";
   std::optional<PchLease> lease;
   if (out.headers.empty()) {
     // One directory per header prefix: NVRTC reuses a PCH without checking in-memory headers or
@@ -137,6 +160,12 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
     key.integer("context.hi", static_cast<int64_t>(context.digest.hi));
     key.integer("includes.lo", static_cast<int64_t>(includes.digest.lo));
     key.integer("includes.hi", static_cast<int64_t>(includes.digest.hi));
+    // And the headers' signatures: a PCH parsed while a header was edited and put back (same
+    // content, new change time) is never reused for the restored text (issue 39 N03).
+    if (includes.closure != nullptr) {
+      key.integer("stamps.lo", static_cast<int64_t>(includes.closure->stamps.lo));
+      key.integer("stamps.hi", static_cast<int64_t>(includes.closure->stamps.hi));
+    }
     key.str("path", source.path);
     key.str("prefix", unit.prefix);
     lease.emplace(PchCache::instance().lease(key.finish()));
@@ -461,20 +490,44 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
   double compile_ms = 0, front_end_ms = 0, ptx_compile_ms = 0;
   bool headers_reused = false;
   std::vector<std::string> new_warnings;
-  auto payload = cache.get_or_compile(
-      key,
-      [&]() -> Result<Payload> {
-        const auto start = Clock::now();
-        auto built = build(request.source, request.transfers, request.context, request.includes);
-        compile_ms = ms_since(start);
-        if (!built.ok()) return std::move(built).error();
-        new_warnings = built->meta.warnings;
-        headers_reused = built->headers_reused;
-        front_end_ms = built->front_end_ms;
-        ptx_compile_ms = built->ptx_compile_ms;
-        return std::move(built->payload);
-      },
-      &lookup);
+  std::vector<std::string> call_warnings;  // about this call's caching, not the kernel
+  std::optional<Payload> changed_during;   // built while a header changed: used once, not cached
+  auto compile = [&]() -> Result<Payload> {
+    const auto start = Clock::now();
+    auto built = build(request.source, request.transfers, request.context, request.includes);
+    compile_ms = ms_since(start);
+    if (!built.ok()) return std::move(built).error();
+    new_warnings = built->meta.warnings;
+    headers_reused = built->headers_reused;
+    front_end_ms = built->front_end_ms;
+    ptx_compile_ms = built->ptx_compile_ms;
+    if (changed_since_scan(request.includes)) {
+      // A failed compile is not cached: the kernel goes back through changed_during instead.
+      changed_during = std::move(built->payload);
+      return Error(ErrorCode::kIo, "a header changed during the compile");
+    }
+    return std::move(built->payload);
+  };
+  Result<ModuleCache::Ptr> payload = ModuleCache::Ptr();
+  if (request.includes.uncacheable.empty()) {
+    payload = cache.get_or_compile(key, compile, &lookup);
+  } else {
+    lookup = ModuleCache::Lookup::kUncached;
+    call_warnings.push_back(request.includes.uncacheable);
+    Result<Payload> made = compile();
+    if (made.ok())
+      payload = std::make_shared<const Payload>(std::move(made).value());
+    else if (!changed_during)
+      payload = std::move(made).error();
+  }
+  if (changed_during) {
+    lookup = ModuleCache::Lookup::kUncached;
+    payload = std::make_shared<const Payload>(std::move(*changed_during));
+    call_warnings.push_back(
+        "a header of " + request.source.path +
+        " changed while it compiled: this kernel was made from the text NVRTC read then, and is "
+        "not cached (the next call compiles the header as it is)");
+  }
   if (report != nullptr) {
     report->cache = source_of(lookup);
     report->cache_enabled = lookup != ModuleCache::Lookup::kUncached;
@@ -489,8 +542,11 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
   }
   if (!payload.ok()) return std::move(payload).error();
   for (const std::string& warning : new_warnings) warn(warning);
+  for (const std::string& warning : call_warnings) warn(warning);
   auto impl = make_impl(*payload, request.context.options.target, report);
   if (!impl.ok()) return std::move(impl).error();
+  if (report != nullptr)
+    report->warnings.insert(report->warnings.end(), call_warnings.begin(), call_warnings.end());
   if (lookup == ModuleCache::Lookup::kUncached) return std::move(*impl);
   return kernel_table().insert(key, generation, std::move(*impl));
 }
@@ -670,6 +726,8 @@ std::optional<Result<std::shared_ptr<Kernel::Impl>>> compile_tiered(const Reques
   }
   if (request.source.language != Language::kCuda)
     return eager_because("the generic tier compiles CUDA C++ sources; a PTX source is specialized");
+  if (!request.includes.uncacheable.empty())
+    return eager_because("no tier can be cached: " + request.includes.uncacheable);
   if (lazy && !cache.enabled())
     return eager_because("the cache is off, so no generic tier can be cached for lazy to use");
   // Only NAME_coord's closed form: the descriptors need no table (a new layout in microseconds).
