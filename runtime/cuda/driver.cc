@@ -425,6 +425,28 @@ Result<CUfunction> function_for_current_context(Driver& driver, void* kernel, Ta
 
 }  // namespace
 
+// A launch asks for `shared_bytes` of dynamic shared memory; past 48 KB the driver refuses it
+// unless the function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES allows it (CUDA Driver API,
+// cuFuncSetAttribute), and every production GEMM needs 100-227 KB (issue 40 item 3).
+Status allow_dynamic_shared(Driver& driver, CUfunction function, unsigned shared_bytes) {
+  constexpr unsigned kDefaultLimit = 48 * 1024;
+  if (shared_bytes <= kDefaultLimit) return std::monostate{};
+  using SetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
+  const auto set_attribute =
+      reinterpret_cast<SetAttribute>(find_optional_symbol(driver.library, "cuFuncSetAttribute"));
+  if (set_attribute == nullptr)
+    return Error(ErrorCode::kDriver, "libcuda.so.1 has no cuFuncSetAttribute: a launch with " +
+                                         std::to_string(shared_bytes) +
+                                         " bytes of dynamic shared memory (over 48 KB) needs it");
+  const std::string call =
+      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(shared_bytes) + ")";
+  if (auto error = failed(driver, call.c_str(),
+                          set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(shared_bytes))))
+    return *error;
+  return std::monostate{};
+}
+
 Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned shared_bytes,
               void* stream, void** args) {
   Result<Driver*> opened = usable();
@@ -432,6 +454,8 @@ Status launch(void* kernel, Target target, Dim3 grid, Dim3 block, unsigned share
   Driver& driver = **opened;
   Result<CUfunction> function = function_for_current_context(driver, kernel, target);
   if (!function.ok()) return std::move(function).error();
+  if (Status allowed = allow_dynamic_shared(driver, *function, shared_bytes); !allowed.ok())
+    return allowed;
   if (auto error = failed(
           driver, "cuLaunchKernel",
           driver.api.launch_kernel(*function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
@@ -481,6 +505,8 @@ Status launch_cluster(void* kernel, Target target, Dim3 grid, Dim3 block, unsign
                  "needs a CUDA 12.0 or newer driver)");
   Result<CUfunction> function = function_for_current_context(driver, kernel, target);
   if (!function.ok()) return std::move(function).error();
+  if (Status allowed = allow_dynamic_shared(driver, *function, shared_bytes); !allowed.ok())
+    return allowed;
   CUlaunchAttribute cluster{};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.clusterDim.x = cluster_x;

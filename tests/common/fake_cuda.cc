@@ -35,6 +35,7 @@ struct FakeLibrary {
 struct FakeKernel {
   std::string name;
   bool loaded_on[kDeviceCount] = {};
+  int max_dynamic_shared = 48 * 1024;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 };
 // Owned here, so the handles live until exit and LeakSanitizer sees no lost kernel.
 std::map<std::string, std::unique_ptr<FakeKernel>> g_kernels;
@@ -263,6 +264,8 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
   if (t_current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   if (extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
   auto* fake = reinterpret_cast<FakeKernel*>(function);
+  // As the driver: dynamic shared memory past the function's allowance is refused.
+  if (shared > static_cast<unsigned>(fake->max_dynamic_shared)) return CUDA_ERROR_INVALID_VALUE;
   g_last_launch = FakeLaunch{current_ordinal(),
                              {gx, gy, gz},
                              {bx, by, bz},
@@ -271,6 +274,14 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
                              params != nullptr ? *static_cast<int*>(params[0]) : -1,
                              {}};
   for (int d = 0; d < kDeviceCount; ++d) g_last_launch.kernel_loaded_on[d] = fake->loaded_on[d];
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_NOT_SUPPORTED;
+  if (value < 0 || value > 227 * 1024) return CUDA_ERROR_INVALID_VALUE;  // an H100's opt-in limit
+  reinterpret_cast<FakeKernel*>(function)->max_dynamic_shared = value;
   return CUDA_SUCCESS;
 }
 

@@ -220,6 +220,31 @@ TEST_F(FakeDriver, ClusterLaunchPassesTheClusterDimension) {
   EXPECT_EQ(refused.error().code(), ErrorCode::kUsage);
 }
 
+// Past 48 KB of dynamic shared memory the function's allowance is raised before the launch (issue
+// 40 item 3: every production GEMM needs 100-227 KB); past the device's limit the error names the
+// call and the size.
+TEST_F(FakeDriver, ALaunchWithMoreThan48KbOfDynamicSharedMemoryRaisesTheLimit) {
+  const Kernel kernel = make_kernel("k", Target::kSm100a, fake_cubin("k"));
+  make_current(1);
+  int value = 7;
+  void* args[] = {&value};
+  LaunchConfig config;
+  config.grid = {1, 1, 1};
+  config.block = {128, 1, 1};
+  config.shared_bytes = 200 * 1024;
+  const Status big = kernel.launch(config, args);
+  ASSERT_TRUE(big.ok()) << big.error().full_text();
+  EXPECT_EQ(fake().last_launch()->shared_bytes, 200u * 1024);
+  config.cluster_ctas = 1;
+  config.shared_bytes = 228 * 1024;
+  const Status too_big = kernel.launch(config, args);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.error().code(), ErrorCode::kDriver);
+  EXPECT_NE(too_big.error().message().find("MAX_DYNAMIC_SHARED_SIZE_BYTES, 233472"),
+            std::string::npos)
+      << too_big.error().message();
+}
+
 TEST_F(FakeDriver, LoadErrorsCarryTheCallAndTheCudaError) {
   make_current(1);
   auto bad = std::make_shared<Payload>();
