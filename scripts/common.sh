@@ -14,6 +14,10 @@ TMEMJIT_DEBIAN_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenc
 
 tmemjit_log() { printf '[tmemjit] %s\n' "$*" >&2; }
 
+# True when TMEMJIT_REQUIRE (a comma list: emu,device,sass,cute) names $1: a missing tool is then
+# an error, not a logged skip (tests/common/require.cc does the same for the tests' skips).
+tmemjit_required() { case ",${TMEMJIT_REQUIRE:-}," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
 tmemjit_find_cuda() {
   if ! command -v nvcc >/dev/null 2>&1; then
     for dir in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
@@ -43,8 +47,10 @@ tmemjit_install_nvdisasm() {
   [ -x "$(dirname "$(command -v nvcc)")/nvdisasm" ] && return 0
   python3 -c 'import nvidia, os, sys; sys.exit(0 if any(os.path.exists(os.path.join(p, "cu13/bin/nvdisasm")) for p in nvidia.__path__) else 1)' 2>/dev/null && return 0
   tmemjit_log "installing nvdisasm from PyPI (nvidia-cuda-nvdisasm) for the SASS checks"
-  python3 -m pip install -q --disable-pip-version-check nvidia-cuda-nvdisasm >/dev/null 2>&1 ||
+  python3 -m pip install -q --disable-pip-version-check nvidia-cuda-nvdisasm >/dev/null 2>&1 || {
     tmemjit_log "could not install nvidia-cuda-nvdisasm; SASS checks will be skipped with a reason"
+    ! tmemjit_required sass
+  }
 }
 
 # The compact default backend needs nvPTXCompiler (libnvptxcompiler_static.a); a toolkit may lack
@@ -91,8 +97,10 @@ tmemjit_install_cutlass() {
   [ -n "${TMEMJIT_CUTLASS_DIR:-}" ] && return 0
   python3 -c 'import importlib.util as u, os, sys; s = u.find_spec("cutlass_library"); sys.exit(0 if s and os.path.exists(os.path.join(os.path.dirname(s.origin), "source/include/cute/atom/copy_traits_sm100.hpp")) else 1)' 2>/dev/null && return 0
   tmemjit_log "installing CUTLASS's headers from PyPI ($TMEMJIT_CUTLASS_WHEEL) for the CuTe agreement tests"
-  python3 -m pip install -q --disable-pip-version-check "$TMEMJIT_CUTLASS_WHEEL" >/dev/null 2>&1 ||
+  python3 -m pip install -q --disable-pip-version-check "$TMEMJIT_CUTLASS_WHEEL" >/dev/null 2>&1 || {
     tmemjit_log "could not install $TMEMJIT_CUTLASS_WHEEL; the cute tests will be skipped with a reason"
+    ! tmemjit_required cute
+  }
 }
 
 tmemjit_setup() {
