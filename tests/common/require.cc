@@ -28,7 +28,7 @@ class RequireListener : public ::testing::EmptyTestEventListener {
   RequireListener()
       : required_(listed(std::getenv("TMEMJIT_REQUIRE"))),
         label_(std::getenv("TMEMJIT_TEST_LABEL") != nullptr ? std::getenv("TMEMJIT_TEST_LABEL")
-                                                             : "") {}
+                                                            : "") {}
 
   void OnTestEnd(const ::testing::TestInfo& info) override {
     const ::testing::TestResult* result = info.result();
@@ -36,9 +36,9 @@ class RequireListener : public ::testing::EmptyTestEventListener {
     std::string why;
     for (int i = 0; i < result->total_part_count(); ++i)
       if (result->GetTestPartResult(i).skipped()) why += result->GetTestPartResult(i).message();
-    const bool sass = required_.count("sass") != 0 &&
-                      (why.find("SASS not checked") != std::string::npos ||
-                       why.find("disassembler") != std::string::npos);
+    const bool sass =
+        required_.count("sass") != 0 && (why.find("SASS not checked") != std::string::npos ||
+                                         why.find("disassembler") != std::string::npos);
     if (required_.count(label_) != 0 || sass)
       ADD_FAILURE() << "skipped, but TMEMJIT_REQUIRE=" << std::getenv("TMEMJIT_REQUIRE")
                     << " requires it" << (sass ? " (sass)" : " (label " + label_ + ")") << ": "
