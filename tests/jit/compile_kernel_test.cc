@@ -16,6 +16,7 @@
 
 #include "common/cache_test_util.h"
 #include "common/files.h"
+#include "common/nvrtc_direct.h"
 #include "common/ptx_fixtures.h"
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
@@ -407,6 +408,43 @@ TEST_F(CompileKernel, SpecializedKernelHasTheInlineFormsSassForEveryExampleLayou
     ASSERT_GT(theirs.size(), 0u);
     EXPECT_EQ(ours, theirs) << "compile_kernel " << ours.size() << " instructions, inline "
                             << theirs.size();
+  }
+}
+
+// Fidelity, byte for byte (issue 39 item 10): the kernel's machine code (its .text section) is
+// the bytes NVRTC itself makes of the source with the transfers pasted in, called directly with
+// the target, the standard and the toolkit's include directory, on sm_100a and sm_100f.
+TEST_F(CompileKernel, SpecializedKernelsTextIsNvrtcsOfTheInlineSourceByteForByte) {
+  const std::string include = "#include <tmemjit/transfers.cuh>";
+  const std::string epilogue =
+      read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
+  for (const Target target : {Target::kSm100a, Target::kSm100f}) {
+    for (const auto& [load, store] :
+         {std::pair{"d_x32_ld", "d_x32_st"}, std::pair{"f_16x256b_ld", "f_16x256b_st"}}) {
+      SCOPED_TRACE(std::string(to_string(target)) + " " + load);
+      const std::vector<NamedTransfer> transfers = {
+          transfer(layout(load), "acc_load", false, true),
+          transfer(layout(store), "acc_store", false, true)};
+      CompileOptions options;
+      options.target = target;
+      auto specialized = compile_kernel({Language::kCuda, epilogue, "epilogue", "epilogue.cu"},
+                                        transfers, options);
+      ASSERT_TRUE(specialized.ok()) << specialized.error().full_text();
+      std::string inline_text = epilogue;
+      std::string functions;
+      for (const NamedTransfer& t : transfers)
+        functions += device_function(t.spec, t.options).value().source;
+      inline_text.replace(inline_text.find(include), include.size(), functions);
+      auto reference = testing::nvrtc_cubin(
+          inline_text, {"--gpu-architecture=" + std::string(to_string(target)), "--std=c++17",
+                        "--include-path=" + toolkit_include_dir()});
+      ASSERT_TRUE(reference.ok()) << reference.error().full_text();
+      const std::string ours = testing::text_bytes(specialized->cubin(), "epilogue");
+      const std::string theirs = testing::text_bytes(*reference, "epilogue");
+      ASSERT_GT(theirs.size(), 0u);
+      EXPECT_EQ(ours.size(), theirs.size());
+      EXPECT_TRUE(ours == theirs) << "the .text bytes differ";
+    }
   }
 }
 
