@@ -16,7 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 FUZZ_SECONDS=${TMEMJIT_FUZZ_SECONDS:-20}
 FUZZ_BUILD=${TMEMJIT_ASAN_BUILD_DIR:-$TMEMJIT_ROOT/build-asan}
-ALL_TARGETS=(opcode layout view spec check disk_entry differential code_stats text)
+ALL_TARGETS=(opcode layout view spec check disk_entry differential code_stats text entry_meta
+             include_scan)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
