@@ -350,6 +350,20 @@ int specialize(const std::vector<std::string>& argv, Purpose purpose) {
                               "the generic tier it built; give --cache-dir DIR"),
                   json);
   const std::string output = args->get("-o").value_or("");
+  // The generic tier's cubin reads its layout from __constant__ descriptors that only a
+  // tmem::Kernel launch writes: the file would be the same for every layout of the signature
+  // (issue 39 N22). Lazy's specialized kernel is on its way: -o waits for it.
+  if (!output.empty() && kernel->tier() == "generic" &&
+      options.specialization == tmem::Specialization::kLazy)
+    if (tmem::Status ready = kernel->wait_specialized(); !ready.ok())
+      return report(ready.error(), json);
+  if (!output.empty() && kernel->tier() == "generic")
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              "-o: this is the generic tier, whose cubin reads the layout from "
+                              "__constant__ tmemjit_desc_* that only a tmem::Kernel launch writes; "
+                              "the file would be the same for every layout of its signature",
+                              "write the layout's own kernel with --specialization eager"),
+                  json, {{"tier", std::string(kernel->tier())}});
   if (!output.empty()) {
     if (auto written = write_output_file(
             output, std::string_view(kernel->cubin().data(), kernel->cubin().size()));

@@ -181,6 +181,26 @@ TEST(CliSpecialize, WarmupThenLazyAnswersANewLayoutWithTheGenericTier) {
   EXPECT_NE(bad.out.find("eager, lazy, generic"), std::string::npos) << bad.out << bad.err;
 }
 
+// A generic tier's cubin carries no layout (its descriptors are written at launch): -o refuses it
+// rather than write a file that is the same for every layout of the signature (issue 39 N22).
+TEST(CliSpecialize, OutputOfAGenericTierIsRefused) {
+  ScratchDir dir;
+  const std::string cubin = dir.path() + "/generic.cubin";
+  const CliResult generic =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"),
+                 {"--cache-dir", dir.path(), "--specialization", "generic", "-o", cubin});
+  EXPECT_EQ(generic.exit_code, 2) << generic.err << generic.out;
+  EXPECT_NE(generic.out.find("tmemjit_desc_"), std::string::npos) << generic.out;
+  EXPECT_FALSE(std::filesystem::exists(cubin));
+  // Lazy answered by that generic tier: -o waits for the layout's own kernel and writes it.
+  const CliResult lazy =
+      specialize(epilogue_args("f_16x256b_ld", "f_16x256b_st"),
+                 {"--cache-dir", dir.path(), "--specialization", "lazy", "-o", cubin});
+  ASSERT_EQ(lazy.exit_code, 0) << lazy.err << lazy.out;
+  EXPECT_EQ(nlohmann::json::parse(lazy.out)["tier"], "specialized");
+  EXPECT_TRUE(std::filesystem::exists(cubin));
+}
+
 // Lazy with no generic tier cached compiles the specialized kernel and promises the generic tier
 // for the next layout (tier_reason): the command builds it before it exits (issue 39 N07), so a
 // warmup in the next process finds it on disk.
