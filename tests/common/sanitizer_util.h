@@ -3,6 +3,14 @@
 // allocations.
 #pragma once
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TMEMJIT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TMEMJIT_ASAN 1
+#endif
+#endif
+
 #if defined(__SANITIZE_THREAD__)
 #define TMEMJIT_TSAN 1
 #elif defined(__has_feature)

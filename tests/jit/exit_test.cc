@@ -95,7 +95,7 @@ std::string slow_to_compile() {
   return text;
 }
 
-TEST_F(ExitDuringCompile, AHostThreadInsideACompileIsWaitedFor) {
+TEST_F(ExitDuringCompile, AHostWorkerInsideACompileIsWaitedFor) {
   testing::write_file(source_, slow_to_compile());
   for (int i = 0; i < runs(); ++i) {
     SCOPED_TRACE("run " + std::to_string(i));
