@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
-#include "common/sanitizer_util.h"
 #include "common/cli_util.h"
 #include "common/files.h"
+#include "common/sanitizer_util.h"
 #include "common/scoped_env.h"
 #include "tmem/cache.h"
 #include "tmem/specialize.h"
