@@ -3,7 +3,9 @@
 // allocations.
 #pragma once
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TMEMJIT_ASAN)
+// set by tests/CMakeLists.txt: the test's own code is not instrumented, the library is
+#elif defined(__SANITIZE_ADDRESS__)
 #define TMEMJIT_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
