@@ -2,7 +2,6 @@
 // files, through compile_kernel (docs/design.md §Specialization).
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <set>
@@ -11,31 +10,12 @@
 #include "tmem/specialize.h"
 #include "tmem/text.h"
 #include "tools/cli.h"
+#include "tools/source_args.h"
 
 namespace tmemjit_cli {
 namespace {
 
-constexpr std::streamsize kMaxSourceBytes = std::streamsize{16} << 20;
 constexpr std::streamsize kMaxSpecBytes = std::streamsize{1} << 20;
-
-tmem::Result<std::string> read_text(const std::string& path, std::streamsize limit,
-                                    const std::string& what) {
-  const std::string quoted = "'" + tmem::quote_excerpt(path) + "'";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " " + quoted);
-  std::string text(static_cast<size_t>(limit) + 1, '\0');
-  in.read(text.data(), limit + 1);
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (in.gcount() > limit)
-    return tmem::Error(tmem::ErrorCode::kLimit, what + " " + quoted + " is larger than " +
-                                                    std::to_string(limit >> 20) + " MiB");
-  if (in.bad()) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read " + what + " " + quoted);
-  // Refused, not cut: the compilers read a source up to its first NUL and would drop the rest.
-  if (const size_t nul = text.find('\0'); nul != std::string::npos)
-    return tmem::Error(tmem::ErrorCode::kParse, what + " " + quoted + " has a NUL byte at offset " +
-                                                    std::to_string(nul) + "; it is not text");
-  return text;
-}
 
 // --transfer N=SPEC.json: a spec file (tmem::parse_spec_file, one format for every reader) whose
 // device-function options (name, wait, warp_argument, column_argument, cta_group) stand where the
@@ -181,58 +161,11 @@ tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
 enum class Purpose { kSpecialize, kWarmup };
 
 int specialize(const std::vector<std::string>& argv, Purpose purpose) {
-  // --transfer may repeat: collect its values before the common parser (one value per option).
-  // -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and -Xnvrtc OPT
-  // go to NVRTC, -Xptxas OPT to the PTX compiler; each may repeat (as nvcc's -X options).
-  std::vector<std::string> rest, transfer_values, front_end, ptx_options;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "-Xnvrtc" || argv[i] == "-Xptxas") {
-      if (i + 1 == argv.size())
-        return report(
-            tmem::Error(tmem::ErrorCode::kUsage, "option '" + argv[i] + "' needs a value"), false);
-      (argv[i] == "-Xnvrtc" ? front_end : ptx_options).push_back(argv[i + 1]);
-      ++i;
-    } else if (argv[i].starts_with("-Xnvrtc=")) {
-      front_end.push_back(argv[i].substr(8));
-    } else if (argv[i].starts_with("-Xptxas=")) {
-      ptx_options.push_back(argv[i].substr(8));
-    } else if (argv[i].starts_with("-std=") || argv[i].starts_with("--std=") ||
-               argv[i] == "-default-device" || argv[i] == "--device-as-default-execution-space") {
-      front_end.push_back(argv[i]);
-    } else if (argv[i] == "--default-device") {
-      // The spelling nvcc users reach for; NVRTC knows -default-device and refused this one.
-      front_end.push_back("-default-device");
-    } else if (argv[i].starts_with("-default-device=") ||
-               argv[i].starts_with("--default-device=")) {
-      // Otherwise "unknown option '-default-device'" for an option specialize takes (N20).
-      return report(tmem::Error(tmem::ErrorCode::kUsage,
-                                "option '" + argv[i].substr(0, argv[i].find('=')) +
-                                    "' takes no value, got '" + tmem::quote_excerpt(argv[i]) + "'"),
-                    false);
-    } else if (argv[i] == "-I" || argv[i] == "-D") {
-      // An empty value would pass NVRTC a bare -I or -D, which takes the next option as its value.
-      if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
-        return report(tmem::Error(tmem::ErrorCode::kUsage,
-                                  "option '" + argv[i] + "' needs a value" +
-                                      (i + 1 == argv.size()
-                                           ? std::string()
-                                           : ", got '" + tmem::quote_excerpt(argv[i + 1]) + "'")),
-                      false);
-      front_end.push_back(argv[i] + argv[i + 1]);
-      ++i;
-    } else if (argv[i].size() > 2 && (argv[i].rfind("-I", 0) == 0 || argv[i].rfind("-D", 0) == 0)) {
-      front_end.push_back(argv[i]);
-    } else if (argv[i] == "--transfer") {
-      if (i + 1 == argv.size())
-        return report(tmem::Error(tmem::ErrorCode::kUsage, "option '--transfer' needs a value"),
-                      false);
-      transfer_values.push_back(argv[++i]);
-    } else if (argv[i].rfind("--transfer=", 0) == 0) {
-      transfer_values.push_back(argv[i].substr(11));
-    } else {
-      rest.push_back(argv[i]);
-    }
-  }
+  // --transfer may repeat: collected with the compiler flags before the common parser.
+  auto flags = split_compiler_flags(argv, "--transfer");
+  if (!flags) return report(flags.error(), false);
+  std::vector<std::string>& rest = flags->rest;
+  std::vector<std::string>& transfer_values = flags->repeated;
   auto args = parse_args(rest, with_cache_options({{"--entry", true},
                                                    {"--target", true},
                                                    {"--backend", true},
@@ -275,21 +208,9 @@ int specialize(const std::vector<std::string>& argv, Purpose purpose) {
 
   tmem::KernelSource source;
   source.path = args->positional()[0];
-  const std::string extension = source.path.substr(source.path.rfind('.') + 1);
-  if (source.path.rfind('.') == std::string::npos)
-    return report(
-        tmem::Error(tmem::ErrorCode::kUsage, "cannot tell the language of '" + source.path +
-                                                 "': name it FILE.cu (CUDA C++) or FILE.ptx (PTX)"),
-        json);
-  if (extension == "ptx")
-    source.language = tmem::Language::kPtx;
-  else if (extension == "cu" || extension == "cuh" || extension == "cpp" || extension == "cc")
-    source.language = tmem::Language::kCuda;
-  else
-    return report(
-        tmem::Error(tmem::ErrorCode::kUsage, "cannot tell the language of '" + source.path +
-                                                 "': name it FILE.cu (CUDA C++) or FILE.ptx (PTX)"),
-        json);
+  auto language = source_language(source.path);
+  if (!language) return report(language.error(), json);
+  source.language = *language;
   auto text = read_text(source.path, kMaxSourceBytes, "source file");
   if (!text) return report(text.error(), json);
   source.text = std::move(text).value();
@@ -318,8 +239,8 @@ int specialize(const std::vector<std::string>& argv, Purpose purpose) {
     options.specialization = *parsed;
   }
   if (purpose == Purpose::kWarmup) options.specialization = tmem::Specialization::kGeneric;
-  options.nvrtc_options = front_end;
-  options.ptx_options = ptx_options;
+  options.nvrtc_options = flags->nvrtc;
+  options.ptx_options = flags->ptxas;
   tmem::DeviceFunctionOptions defaults;
   defaults.language = source.language;
   defaults.wait = !args->has("--no-wait");

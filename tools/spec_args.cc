@@ -1,10 +1,10 @@
 // The SPEC arguments shared by check, plan, ptx, compile and run (docs/design.md §CLI).
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "tmem/text.h"
 #include "tools/cli.h"
+#include "tools/source_args.h"
 
 namespace tmemjit_cli {
 
@@ -107,19 +107,11 @@ tmem::Result<tmem::SpecFile> spec_file_from_args(const Args& args,
       if (args.has(field))
         return tmem::Error(tmem::ErrorCode::kUsage,
                            std::string("--spec and ") + field + " cannot be combined");
-    std::ifstream in(*path, std::ios::binary);
-    if (!in) return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
-    // A spec is a few hundred bytes: read at most one byte past the limit, so a huge file or an
-    // endless one (/dev/zero, a pipe) is refused without being read (docs/reliability.md).
-    constexpr std::streamsize kLimit = std::streamsize{1} << 20;
-    std::string text(static_cast<size_t>(kLimit) + 1, '\0');
-    in.read(text.data(), kLimit + 1);
-    text.resize(static_cast<size_t>(in.gcount()));
-    if (in.gcount() > kLimit)
-      return tmem::Error(tmem::ErrorCode::kLimit, "spec file '" + *path + "' is larger than 1 MiB");
-    if (in.bad())
-      return tmem::Error(tmem::ErrorCode::kUsage, "cannot read spec file '" + *path + "'");
-    auto file = tmem::parse_spec_file(text, defaults);
+    // A spec is a few hundred bytes: at most 1 MiB is read, so a huge file or an endless one
+    // (/dev/zero is refused, a pipe is cut off) fails without being read (docs/reliability.md).
+    auto text = read_text(*path, std::streamsize{1} << 20, "spec file");
+    if (!text) return text.error();
+    auto file = tmem::parse_spec_file(*text, defaults);
     if (!file) return file.error();
     std::optional<NameFlag> name;
     if (auto given = args.get("--name")) name = NameFlag{"--name", *given};
