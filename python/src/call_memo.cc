@@ -37,10 +37,51 @@ std::optional<std::span<PyObject* const>> items_of(nb::handle sequence) {
                                     static_cast<std::size_t>(PySequence_Fast_GET_SIZE(object)));
 }
 
+// What a transfer value held when its call was remembered: a frozen Transfer can still be changed
+// with object.__setattr__ (issue 39 N18), so its attributes are compared, by identity, as well as
+// the object. Empty for a value without a __dict__ (a TransferSpec: immutable in C++).
+using Attributes = std::vector<std::pair<nb::object, nb::object>>;
+
+std::optional<Attributes> attributes_of(PyObject* value) {
+  if (Py_TYPE(value)->tp_dictoffset == 0) return Attributes{};
+  PyObject* dict = PyObject_GenericGetDict(value, nullptr);
+  if (dict == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  Attributes attributes;
+  Py_ssize_t position = 0;
+  PyObject *key = nullptr, *item = nullptr;
+  while (PyDict_Next(dict, &position, &key, &item))
+    attributes.emplace_back(nb::borrow(key), nb::borrow(item));
+  Py_DECREF(dict);
+  return attributes;
+}
+
+bool same_attributes(const Attributes& stored, PyObject* value) {
+  if (Py_TYPE(value)->tp_dictoffset == 0) return stored.empty();
+  PyObject* dict = PyObject_GenericGetDict(value, nullptr);
+  if (dict == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  bool same = PyDict_Size(dict) == static_cast<Py_ssize_t>(stored.size());
+  for (std::size_t i = 0; same && i < stored.size(); ++i)
+    same = PyDict_GetItem(dict, stored[i].first.ptr()) == stored[i].second.ptr();
+  Py_DECREF(dict);
+  return same;
+}
+
+struct Transfer {
+  nb::object name;
+  nb::object value;
+  Attributes attributes;
+};
+
 struct Entry {
   std::array<nb::object, kCallArguments> arguments;  // the scalars, and each container itself
-  std::vector<std::pair<nb::object, nb::object>> transfers;  // (name, value), in order
-  std::array<std::vector<nb::object>, 3> options;            // extra, nvrtc, ptx: their items
+  std::vector<Transfer> transfers;                   // in order
+  std::array<std::vector<nb::object>, 3> options;    // extra, nvrtc, ptx: their items
   std::shared_ptr<const PreparedCall> prepared;
 };
 
@@ -55,9 +96,11 @@ bool same_transfers(const Entry& entry, nb::handle given) {
     return false;
   Py_ssize_t position = 0;
   PyObject *name = nullptr, *value = nullptr;
-  for (const auto& [stored_name, stored_value] : entry.transfers) {
+  for (const Transfer& stored : entry.transfers) {
     if (!PyDict_Next(dict, &position, &name, &value)) return false;
-    if (!same(stored_name.ptr(), name) || stored_value.ptr() != value) return false;
+    if (!same(stored.name.ptr(), name) || stored.value.ptr() != value ||
+        !same_attributes(stored.attributes, value))
+      return false;
   }
   return true;
 }
@@ -88,8 +131,11 @@ std::optional<Entry> snapshot(const nb::handle (&arguments)[kCallArguments]) {
   if (!PyDict_CheckExact(dict)) return std::nullopt;
   Py_ssize_t position = 0;
   PyObject *name = nullptr, *value = nullptr;
-  while (PyDict_Next(dict, &position, &name, &value))
-    entry.transfers.emplace_back(nb::borrow(name), nb::borrow(value));
+  while (PyDict_Next(dict, &position, &name, &value)) {
+    std::optional<Attributes> attributes = attributes_of(value);
+    if (!attributes) return std::nullopt;
+    entry.transfers.push_back({nb::borrow(name), nb::borrow(value), std::move(*attributes)});
+  }
   for (std::size_t i : {kExtraOptions, kNvrtcOptions, kPtxOptions}) {
     const std::optional<std::span<PyObject* const>> items = items_of(arguments[i]);
     if (!items) return std::nullopt;

@@ -5,10 +5,11 @@
 //
 // A call matches an entry when each argument is the same object, or an equal str/int/bool of the
 // same type; the transfers mapping (an exact dict) and the option lists (exact tuples or lists)
-// match item by item, each transfer's value by identity (TransferSpec and the frozen Transfer are
-// immutable). Anything else never matches and is never remembered, so a mutated list or dict, or a
-// Mapping of the user's own type, always takes the full path. Entries hold references to what they
-// were given; tmemjit clears them at interpreter exit.
+// match item by item, each transfer's value by identity (a TransferSpec is immutable) and, for a
+// frozen Transfer, its attributes by identity too: object.__setattr__ can still change one.
+// Anything else never matches and is never remembered, so a mutated list or dict, or a Mapping of
+// the user's own type, always takes the full path. Entries hold references to what they were given;
+// tmemjit clears them at interpreter exit.
 #pragma once
 
 #include <cstddef>

@@ -164,6 +164,10 @@ void bind_specialize(nb::module_& m) {
         if (!prepared) return nb::none();
         return nb::cast(run_prepared(*prepared));
       },
+      // None is an argument like any other here: the wrapper's checks name it if no call matches.
+      nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
+      nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
+      nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
       "tmemjit.compile_kernel's fast path: the kernel of a call made before with the same\n"
       "objects (call_memo.h), or None.");
   m.def("_forget_calls", &forget_calls,

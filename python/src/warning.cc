@@ -50,6 +50,11 @@ void bind_warning(nb::module_& m) {
   m.def(
       "set_warning_handler",
       [](nb::object handler) {
+        // A non-callable would fail only at the first warning, far from this call (issue 39 N15).
+        if (!handler.is_none() && !PyCallable_Check(handler.ptr()))
+          throw nb::type_error(("handler must be a callable taking the message, or None, not " +
+                                std::string(nb::type_name(handler.type()).c_str()))
+                                   .c_str());
         tmem::set_warning_handler(handler.is_none() ? tmem::WarningHandler()
                                                     : python_handler(std::move(handler)));
       },

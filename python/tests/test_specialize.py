@@ -151,6 +151,15 @@ def test_a_repeated_call_is_answered_by_what_the_arguments_are_now():
     for _ in range(2):
         with pytest.raises(TypeError):
             tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", {"acc_store": "not a spec"})
+    # A frozen Transfer changed behind the dataclass's back (object.__setattr__): the memo
+    # compares its attributes too, so the call compiles the kernel it now asks for (issue 39 N18).
+    transfer = tmemjit.Transfer(store)
+    waited = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", {"acc_store": transfer})
+    assert tmemjit.compile_kernel(CUDA_KERNEL, "epilogue",
+                                  {"acc_store": transfer}).report.cache == "memory"
+    object.__setattr__(transfer, "wait", False)
+    changed = tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", {"acc_store": transfer})
+    assert changed.report.key != waited.report.key
 
 
 @needs_specialize
@@ -276,3 +285,26 @@ def test_spec_file_reads_the_device_function_options():
     with pytest.raises(tmemjit.Error) as caught:
         tmemjit.spec_file(json.dumps(fields))
     assert caught.value.code == "parse" and "colour" in caught.value.message
+
+
+@needs_specialize
+def test_a_wrong_type_names_the_argument_and_the_type_it_needs():
+    # nanobind would say only "incompatible function arguments" (issue 39 N15).
+    spec = {"acc_store": seed_specs.layout_b()}
+    for options, words in (({"target": 90}, "target must be a str, not int"),
+                           ({"specialization": None}, "specialization must be a str"),
+                           ({"cta_group": "2"}, "cta_group must be an int, not str"),
+                           ({"cta_group": True}, "cta_group must be an int, not bool"),
+                           ({"opt_level": 2.0}, "opt_level must be an int, not float"),
+                           ({"line_info": 1}, "line_info must be a bool, not int"),
+                           ({"nvrtc_options": ["-std=c++17", 3]}, "nvrtc_options[1] must be a str"),
+                           ({"ptx_options": 5}, "ptx_options must be a sequence of str, not int")):
+        with pytest.raises(TypeError) as error:
+            tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", spec, **options)
+        assert words in str(error.value), options
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", spec, opt_level=9)
+    assert error.value.code == "usage" and "opt_level 9" in error.value.message
+    with pytest.raises(TypeError) as error:
+        tmemjit.set_warning_handler(5)
+    assert "handler must be a callable" in str(error.value)

@@ -59,12 +59,39 @@ def spec_file(text: str) -> SpecFile:
                     tuple(keys))
 
 
-def _unavailable(name: str) -> _tmemjit.Error:
-    message = (f"{name} needs kernel specialization (include/tmem/specialize.h), which this build "
-               f"of libtmemjit does not have")
+def _usage_error(message: str) -> _tmemjit.Error:
     error = _tmemjit.Error(message)
     error.code, error.message, error.details = "usage", message, ""
     return error
+
+
+def _check_option_types(**options) -> None:
+    """TypeError naming the argument and the type it needs, before anything reaches C++ (whose
+    binding would only say "incompatible function arguments", issue 39 N15)."""
+    for name in ("language", "target", "backend", "keep_dir", "specialization"):
+        if not isinstance(options[name], str):
+            raise TypeError(f"{name} must be a str, not {type(options[name]).__name__}")
+    for name in ("opt_level", "cta_group"):
+        value = options[name]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not isinstance(options["line_info"], bool):
+        raise TypeError(f"line_info must be a bool, not {type(options['line_info']).__name__}")
+    if not 0 <= options["opt_level"] <= 3:
+        raise _usage_error(f"opt_level {options['opt_level']}: the PTX compiler takes 0 to 3")
+    for name in ("extra_options", "nvrtc_options", "ptx_options"):
+        given = options[name]
+        if isinstance(given, str) or not isinstance(given, Iterable):
+            raise TypeError(f"{name} must be a sequence of str, not {type(given).__name__}")
+        for index, item in enumerate(given if isinstance(given, (list, tuple)) else ()):
+            if not isinstance(item, str):
+                raise TypeError(f"{name}[{index}] must be a str, not {type(item).__name__}")
+
+
+def _unavailable(name: str) -> _tmemjit.Error:
+    message = (f"{name} needs kernel specialization (include/tmem/specialize.h), which this build "
+               f"of libtmemjit does not have")
+    return _usage_error(message)
 
 
 if _tmemjit._have_specialize:
@@ -129,10 +156,10 @@ def compile_kernel(source: str, entry: str,
                         f"not {type(transfers).__name__}")
     if not isinstance(path, str):
         raise TypeError(f"path must be a str, not {type(path).__name__}")
-    for what, given in (("extra_options", extra_options), ("nvrtc_options", nvrtc_options),
-                        ("ptx_options", ptx_options)):
-        if isinstance(given, str):
-            raise TypeError(f"{what} must be a sequence of str, not a str")
+    _check_option_types(language=language, target=target, backend=backend, opt_level=opt_level,
+                        line_info=line_info, keep_dir=keep_dir, cta_group=cta_group,
+                        specialization=specialization, extra_options=extra_options,
+                        nvrtc_options=nvrtc_options, ptx_options=ptx_options)
     rows = []
     for name, value in transfers.items():
         if not isinstance(name, str):
