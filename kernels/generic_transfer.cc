@@ -168,10 +168,14 @@ std::string real_body(const GenericSignature& s, const Layout& layout, const std
   return os.str();
 }
 
-// The emulated accesses, one slot at a time: slot s is register s % n of instruction s / n.
+// The emulated accesses: slot s is register s % n of instruction s / n. Each slot's cells are
+// found in a loop that is not unrolled (the guardrail check, the division by n), then one short
+// access per register: unrolled per slot, as the sm_100a build's switch of real instructions is,
+// the address arithmetic made the generic tier's sm_90 compile 8-15x slower (issue 39 item 8).
 std::string emulated_body(const GenericSignature& s, const Layout& layout,
                           const std::string& desc) {
   std::ostringstream os;
+  const std::string slots = std::to_string(s.regs);
   os << "  asm volatile(\"// tmemjit generic emulated transfer " << s.name << "\");\n"
      << warp_address(s, desc) << "  " << kU << "* const tm_ = tmemjit::emu::tmem();\n"
      << "  const " << kU << " l_ = tmemjit::emu::thread() % 32u;\n"
@@ -181,27 +185,29 @@ std::string emulated_body(const GenericSignature& s, const Layout& layout,
      << "      r_ += " << desc << "[" << kLaneRows << "u + b];\n"
      << "      c_ += " << desc << "[" << kLaneCols << "u + b];\n    }\n"
      << "  const " << kU << " n_ = " << desc << "[" << kRegsPerOp << "];\n"
-     << "  const bool pair_ = " << desc << "[" << kCellsPerReg << "] == 2u;\n";
+     << "  const bool pair_ = " << desc << "[" << kCellsPerReg << "] == 2u;\n"
+     << "  " << kU << " x_[" << slots << "], y_[" << slots
+     << "];  // each slot's cells; x_ ~0u: the access is skipped\n"
+     << "#pragma unroll 1\n"
+     << "  for (" << kU << " s_ = 0u; s_ < " << slots << "u; ++s_) {\n"
+     << "    const " << kU << " k_ = s_ / n_, i_ = s_ - k_ * n_;\n"
+     << "    " << kU << " a_ = taddr_ + " << desc << "[" << layout.offsets() << "u + k_];\n"
+     << "    const bool ok_ = tmemjit::emu::resolve(" << desc << "[" << layout.ids()
+     << "u + k_], a_, " << desc << "[" << kAtomRows << "], " << desc << "[" << kAtomCols << "]);\n"
+     << "    const " << kU << " w_ = ((a_ >> 16) + r_) * 512u + (a_ & 0xFFFFu) + c_;\n"
+     << "    x_[s_] = ok_ ? w_ + " << desc << "[" << layout.cells() << "u + 2u * i_] : ~0u;\n"
+     << "    y_[s_] = w_ + " << desc << "[" << layout.cells() << "u + 2u * i_ + 1u];\n  }\n";
   for (int slot = 0; slot < s.regs; ++slot) {
-    os << "  {\n    const " << kU << " k_ = " << slot << "u / n_, i_ = " << slot
-       << "u - k_ * n_, o_ = " << desc << "[" << layout.offsets() << "u + k_];\n"
-       << "    {\n"
-       << "      " << kU << " a_ = taddr_ + o_;\n"
-       << "      const bool ok_ = tmemjit::emu::resolve(" << desc << "[" << layout.ids()
-       << "u + k_], a_, " << desc << "[" << kAtomRows << "], " << desc << "[" << kAtomCols
-       << "]);\n"
-       << "      const " << kU << " w_ = ((a_ >> 16) + r_) * 512u + (a_ & 0xFFFFu) + c_;\n"
-       << "      const " << kU << " x_ = w_ + " << desc << "[" << layout.cells()
-       << "u + 2u * i_], y_ = w_ + " << desc << "[" << layout.cells() << "u + 2u * i_ + 1u];\n";
     const std::string reg = "regs[" + std::to_string(slot) + "]";
+    const std::string x = "x_[" + std::to_string(slot) + "]",
+                      y = "y_[" + std::to_string(slot) + "]";
     if (s.load)
-      os << "      " << reg << " = !ok_ ? 0u : pair_ ? ((tm_[x_] & 0xFFFFu) | (tm_[y_] << 16)) : "
-         << "tm_[x_];\n";
+      os << "  " << reg << " = " << x << " == ~0u ? 0u : pair_ ? ((tm_[" << x
+         << "] & 0xFFFFu) | (tm_[" << y << "] << 16)) : tm_[" << x << "];\n";
     else
-      os << "      if (ok_ && pair_) {\n        tm_[x_] = " << reg
-         << " & 0xFFFFu;\n        tm_[y_] = " << reg
-         << " >> 16;\n      } else if (ok_) {\n        tm_[x_] = " << reg << ";\n      }\n";
-    os << "    }\n  }\n";
+      os << "  if (" << x << " != ~0u) {\n    if (pair_) {\n      tm_[" << x << "] = " << reg
+         << " & 0xFFFFu;\n      tm_[" << y << "] = " << reg << " >> 16;\n    } else {\n      tm_["
+         << x << "] = " << reg << ";\n    }\n  }\n";
   }
   if (s.wait) os << "  tmemjit::emu::wait();\n";
   return os.str();
