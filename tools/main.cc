@@ -12,8 +12,9 @@
 #include "tools/cli.h"
 
 namespace tmemjit_cli {
-int cmd_coords(const std::vector<std::string>& argv);  // tools/cmd_coords.cc
-int cmd_twin(const std::vector<std::string>& argv);    // tools/cmd_twin.cc
+int cmd_coords(const std::vector<std::string>& argv);   // tools/cmd_coords.cc
+int cmd_twin(const std::vector<std::string>& argv);     // tools/cmd_twin.cc
+int cmd_emulate(const std::vector<std::string>& argv);  // tools/cmd_emulate.cc
 }  // namespace tmemjit_cli
 
 namespace {
@@ -54,6 +55,10 @@ constexpr CommandEntry kCommands[] = {
      "                 [-I DIR] [-D NAME[=V]] [-std=c++NN] [-default-device]\n"
      "                 [-Xnvrtc OPT]... [-Xptxas OPT]... [--keep DIR]\n"
      "                 [--specialization eager|lazy|generic] [--no-cache | --cache-dir DIR]"},
+    {"emulate", tmemjit_cli::cmd_emulate,
+     "emulate FILE.ptx|FILE.cu [--entry E] [-o OUT.cubin|OUT.ptx] [--json]\n"
+     "                 [--target T] [--backend B] [-I DIR] [-D NAME[=V]] [-Xnvrtc OPT]...\n"
+     "                 [-Xptxas OPT]... [--keep DIR]   (a tcgen05 module lowered for Hopper)"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"
      "                 [--no-cache | --cache-dir DIR]"},

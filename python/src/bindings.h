@@ -103,5 +103,6 @@ void bind_run(nb::module_& m);
 void bind_specialize(nb::module_& m);
 void bind_coords(nb::module_& m);
 void bind_warning(nb::module_& m);
+void bind_emulate(nb::module_& m);
 
 }  // namespace tmemjit_py

@@ -44,6 +44,7 @@ from ._tmemjit import (
     set_warning_handler,
     warmup,
 )
+from ._emulate import Emulation, emulate
 from ._specialize import (SpecFile, Transfer, compile_kernel, device_function, spec_file,
                           warmup_kernel)
 
@@ -51,6 +52,7 @@ __all__ = [
     "Candidate",
     "CheckResult",
     "CompileReport",
+    "Emulation",
     "Error",
     "Kernel",
     "Opcode",
@@ -74,6 +76,7 @@ __all__ = [
     "compile_transfer",
     "coord_table",
     "device_function",
+    "emulate",
     "packed_twin",
     "reset_cache_stats",
     "run_transfer",

@@ -26,6 +26,7 @@
 #include "runtime/compile/log_hints.h"
 #include "runtime/compile/precompiled_headers.h"
 #include "runtime/jit/compile_transfer.h"
+#include "runtime/jit/emulate_module.h"
 #include "runtime/jit/entry_meta.h"
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
@@ -220,22 +221,11 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
 // ---- the PTX route ------------------------------------------------------------------------------
 
 // The generated .funcs emulated for sm_90 (docs/specialization.md): CUDA C++ through NVRTC to
-// relocatable PTX with the PTX form's ABI. The user's module is retargeted to sm_90; a tcgen05
-// instruction of its own cannot run there and is refused with its line.
+// relocatable PTX with the PTX form's ABI. The user's module is retargeted to sm_90; its own
+// tcgen05 instructions are lowered after the splice (emulate_module).
 Result<std::string> emulated_ptx_functions(const KernelSource& source,
                                            const kernels::PreparedTransfers& prepared,
                                            std::string& ptx, const KernelContext& context) {
-  if (const size_t line = ptx::first_line_with(ptx, "tcgen05."); line != 0)
-    return Error(
-        ErrorCode::kUsage,
-        "compile_kernel: " + path_of(source) + ", line " + std::to_string(line) +
-            " issues a tcgen05 instruction itself; the sm_90 emulation replaces only "
-            "the generated functions",
-        std::vector<ErrorDetail>{{"line", std::to_string(line)},
-                                 {"note",
-                                  "call the transfers and tmemjit_alloc, tmemjit_dealloc, "
-                                  "tmemjit_fence_before_sync and tmemjit_fence_after_sync instead, "
-                                  "or compile for a tcgen05 target"}});
   if (!ptx::retarget(ptx, "sm_90"))
     return Error(ErrorCode::kUsage, "compile_kernel: " + path_of(source) +
                                         " has no .target directive; a PTX module starts with "
@@ -331,6 +321,14 @@ Result<CompiledModule> compile_module(const KernelSource& source, const std::str
       user_log(error.details(), source.path, spliced.inserted_after, spliced.inserted_lines));
 }
 
+// The front end of an sm_90 compile: NVRTC makes PTX for sm_100a, which the emulation lowers.
+KernelContext blackwell_front_end(const KernelContext& context) {
+  KernelContext front = context;
+  front.options.target = Target::kSm100a;
+  front.nvrtc_compiles = false;
+  return front;
+}
+
 // The miss path: the specialized kernel, or with `generic` the generic tier of those transfers
 // (docs/specialization.md §Tiers).
 Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> transfers,
@@ -355,14 +353,36 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
   std::string ptx;
   std::vector<char> cubin;
   SplicedPtx spliced;
+  // sm_90: the user's own tcgen05 statements are lowered (emulate_module), their status ids after
+  // the transfers' (docs/emulation.md §Blackwell kernels on Hopper).
+  std::vector<std::string> instructions;
+  if (meta.emulated)
+    for (const kernels::TransferCode& code : prepared->codes)
+      for (std::string& instruction : kernels::emulated_instructions(code))
+        instructions.push_back(std::move(instruction));
+  auto lower = [&](std::string& text) -> Status {
+    auto lowered = emulate_module(text, path_of(source), context.ptx,
+                                  static_cast<int>(instructions.size()) + 1);
+    if (!lowered.ok()) return std::move(lowered).error();
+    text = std::move(lowered->ptx);
+    instructions.insert(instructions.end(), lowered->instructions.begin(),
+                        lowered->instructions.end());
+    return std::monostate{};
+  };
   if (source.language == Language::kCuda) {
     const std::string header =
         generic_tier ? kernels::generic_transfers_header(generic, prepared->cta_group, target)
                      : kernels::transfers_header(*prepared, target);
-    auto front_end = compile_cuda_source(source, *prepared, header, context, includes, keep_stem);
+    // sm_90: the front end compiles for sm_100a, so the kernel's own tcgen05 code (a body under
+    // `#if __CUDA_ARCH__ >= 1000` too) is there for the lowering below; the transfers' header is
+    // the emulated one (docs/emulation.md §Blackwell kernels on Hopper).
+    const KernelContext front = target == Target::kSm90 ? blackwell_front_end(context) : context;
+    auto front_end = compile_cuda_source(source, *prepared, header, front, includes, keep_stem);
     if (!front_end.ok()) return std::move(front_end).error();
     ptx = std::move(front_end->ptx);
     cubin = std::move(front_end->cubin);
+    if (meta.emulated)
+      if (Status lowered = lower(ptx); !lowered.ok()) return std::move(lowered).error();
     meta.headers = front_end->headers;
     meta.log = front_end->log;
     if (!front_end->warning.empty()) meta.warnings.push_back(front_end->warning);
@@ -386,10 +406,18 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
       if (!ptx::uses_symbol(source.text, code.options.name))
         meta.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
                                 path_of(source));
-    auto made = splice_ptx(source, *prepared, context);
+    // Lowered before the generated functions are spliced in: errors name the user's lines.
+    KernelSource user = source;
+    if (meta.emulated)
+      if (Status lowered = lower(user.text); !lowered.ok()) return std::move(lowered).error();
+    auto made = splice_ptx(user, *prepared, context);
     if (!made.ok()) return std::move(made).error();
     spliced = std::move(made).value();
     ptx = spliced.ptx;
+  }
+  if (meta.emulated) {
+    keep_first_emulation_state(ptx);
+    cubin.clear();
   }
   if (cubin.empty()) {  // a PTX source, or a backend named for a CUDA one
     auto compiled = compile_module(source, ptx, context, spliced, keep_stem);
@@ -405,10 +433,8 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     meta.transfers.push_back({code.options.name, code.plan.op.to_string(),
                               code.plan.regs_per_thread, code.plan.instructions_per_warp(),
                               code.plan.alloc_columns});
-    if (meta.emulated)
-      for (std::string& instruction : kernels::emulated_instructions(code))
-        meta.instructions.push_back(std::move(instruction));
   }
+  meta.instructions = std::move(instructions);
   if (auto code = code_stats(cubin, meta.entry); code.ok())
     meta.code = std::move(code).value();
   else

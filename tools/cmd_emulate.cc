@@ -1,0 +1,125 @@
+// tmemjit emulate: a module written for a tcgen05 target (PTX, or CUDA C++ compiled for sm_100a
+// first) lowered to run on Hopper, through tmem::emulate_ptx / emulate_cuda (docs/emulation.md
+// §Blackwell kernels on Hopper).
+#include <iostream>
+
+#include "tmem/emulate.h"
+#include "tools/cli.h"
+#include "tools/source_args.h"
+
+namespace tmemjit_cli {
+
+int cmd_emulate(const std::vector<std::string>& argv) {
+  auto flags = split_compiler_flags(argv);
+  if (!flags) return report(flags.error(), false);
+  auto args = parse_args(flags->rest, {{"--entry", true},
+                                       {"-o", true},
+                                       {"--json", false},
+                                       {"--target", true},
+                                       {"--backend", true},
+                                       {"--keep", true}});
+  if (!args) return report(args.error(), false);
+  const bool json = args->json();
+  if (args->positional().size() != 1)
+    return report(
+        tmem::Error(tmem::ErrorCode::kUsage,
+                    args->positional().empty()
+                        ? "emulate needs a module: FILE.ptx, or FILE.cu (compiled for "
+                          "--target first)"
+                        : "emulate takes one file, got '" + args->positional()[1] + "' too"),
+        json);
+  tmem::KernelSource source;
+  source.path = args->positional()[0];
+  auto language = source_language(source.path);
+  if (!language) return report(language.error(), json);
+  source.language = *language;
+  auto text = read_text(source.path, kMaxSourceBytes, "source file");
+  if (!text) return report(text.error(), json);
+  source.text = std::move(text).value();
+  source.entry = args->get("--entry").value_or("");
+
+  tmem::EmulateOptions options;
+  options.entry = source.entry;
+  options.path = source.path;
+  if (auto target = args->get("--target")) {
+    if (source.language == tmem::Language::kPtx)
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "--target picks the tcgen05 target a CUDA source is compiled for; "
+                                "a PTX module names its own (.target)"),
+                    json);
+    auto parsed = tmem::parse_target(*target);
+    if (!parsed)
+      return report(tmem::Error(tmem::ErrorCode::kUsage, parsed.error().message()), json);
+    options.compile.target = *parsed;
+  }
+  if (source.language == tmem::Language::kPtx && !flags->nvrtc.empty())
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              "'" + flags->nvrtc.front() +
+                                  "' is an option of the CUDA front end; a PTX module has none"),
+                  json);
+  if (auto backend = args->get("--backend")) {
+    auto parsed = tmem::parse_backend(*backend);
+    if (!parsed) return report(parsed.error(), json);
+    options.compile.backend = *parsed;
+  }
+  if (auto keep = args->get("--keep")) options.compile.keep_dir = *keep;
+  options.compile.nvrtc_options = flags->nvrtc;
+  options.compile.ptx_options = flags->ptxas;
+
+  auto emulated = source.language == tmem::Language::kPtx ? tmem::emulate_ptx(source.text, options)
+                                                          : tmem::emulate_cuda(source, options);
+  if (!emulated) return report(emulated.error(), json);
+  const tmem::EmulationReport& info = emulated->report;
+  const std::string output = args->get("-o").value_or("");
+  if (!output.empty()) {
+    // OUT.ptx: the lowered module; anything else: the sm_90 cubin.
+    const bool ptx_out = output.size() > 4 && output.ends_with(".ptx");
+    const std::span<const char> cubin = emulated->kernel.cubin();
+    if (auto written =
+            write_output_file(output, ptx_out ? std::string_view(emulated->ptx)
+                                              : std::string_view(cubin.data(), cubin.size()));
+        !written)
+      return report(written.error(), json);
+  }
+  int statements = 0;
+  for (const auto& [family, count] : info.lowered) statements += count;
+  if (json) {
+    nlohmann::json lowered = nlohmann::json::object();
+    for (const auto& [family, count] : info.lowered) lowered[family] = count;
+    print_json({{"ok", true},
+                {"entry", emulated->kernel.name()},
+                {"source", source.path},
+                {"target", "sm_90"},
+                {"changed", info.changed},
+                {"lowered", lowered},
+                {"statements", statements},
+                {"code",
+                 {{"registers", info.code.registers},
+                  {"local_bytes", info.code.local_bytes},
+                  {"instructions", info.code.instructions}}},
+                {"lower_ms", info.lower_ms},
+                {"library_ms", info.library_ms},
+                {"ptx_compile_ms", info.ptx_compile_ms},
+                {"cubin_bytes", emulated->kernel.cubin().size()},
+                {"warnings", info.warnings},
+                {"output", output}});
+    return kExitOk;
+  }
+  std::cout << "emulated " << emulated->kernel.name() << " (" << source.path
+            << ") for sm_90: " << statements << " statements lowered";
+  if (!info.lowered.empty()) {
+    std::cout << " (";
+    for (size_t i = 0; i < info.lowered.size(); ++i)
+      std::cout << (i ? ", " : "") << info.lowered[i].first << " " << info.lowered[i].second;
+    std::cout << ")";
+  }
+  std::cout << "; " << info.code.registers << " registers, " << info.code.local_bytes
+            << " bytes of local memory, " << emulated->kernel.cubin().size()
+            << " bytes of cubin; lowering " << info.lower_ms << " ms, library " << info.library_ms
+            << " ms, PTX compile " << info.ptx_compile_ms << " ms"
+            << (output.empty() ? "" : " -> " + output) << "\n";
+  for (const std::string& warning : info.warnings) std::cerr << "warning: " << warning << "\n";
+  return kExitOk;
+}
+
+}  // namespace tmemjit_cli
