@@ -1,4 +1,4 @@
-// The text lowering of a user's sm_100 PTX module to sm_90a (kernels/user_emulation.h): a scanner
+// The text lowering of a user's sm_100 PTX module to sm_90 (kernels/user_emulation.h): a scanner
 // that follows PTX at statement level, a register table, one rewrite per family of rejected
 // statements, and the CUDA C++ of the tcgen05.ld/st forms the module uses.
 #include "kernels/user_emulation.h"
@@ -653,7 +653,7 @@ Instruction split_instruction(std::string_view text, size_t line) {
   return in;
 }
 
-// A sm_100 feature ptxas rejects for sm_90a that the lowering does not rewrite (each checked with
+// A sm_100 feature ptxas rejects for Hopper that the lowering does not rewrite (each checked with
 // ptxas 13.0 against sm_90a and sm_100a; tests/kernels/user_emulation_test.cc keeps them honest).
 struct Unsupported {
   std::string_view instruction;  // the opcode's first token
@@ -692,7 +692,7 @@ constexpr Unsupported kUnsupported[] = {
      ".kind::", "mma.sync with .kind:: (fp4/fp6/fp8 block scaling) is not a sm_90a instruction"},
 };
 
-// Why `opcode` (not one the lowering rewrites; `head` is its first token) cannot run on sm_90a, or
+// Why `opcode` (not one the lowering rewrites; `head` is its first token) cannot run on Hopper, or
 // nullptr.
 const char* unsupported_reason(std::string_view head, std::string_view opcode) {
   // Every statement of the module passes here: compare the short heads inline (no memcmp call).
@@ -946,7 +946,7 @@ class Lowering {
   Error refusal(const Instruction& in, const std::string& why) const {
     return Error(ErrorCode::kUsage,
                  prefix() + name_ + ", line " + std::to_string(in.line) + ": '" +
-                     quote_statement(in.text) + "' cannot be emulated on sm_90a: " + why,
+                     quote_statement(in.text) + "' cannot be emulated on sm_90: " + why,
                  std::vector<ErrorDetail>{{"line", std::to_string(in.line)},
                                           {"operand", std::string(in.opcode)}});
   }

@@ -1,6 +1,7 @@
-// The text lowering of a user's sm_100 PTX module to sm_90a (docs/emulation ABI, issue 40, half
-// (L)): every statement ptxas rejects for sm_90a becomes sm_90a PTX, inline or as a `call` of a
-// function of the device emulation library (TMEM in global memory, tmemjit::emu_state).
+// The text lowering of a user's sm_100 PTX module to sm_90, the emulation's target (docs/emulation
+// ABI, issue 40, half (L)): every statement ptxas rejects for Hopper becomes sm_90 PTX, inline or
+// as a `call` of a function of the device emulation library (TMEM in global memory,
+// tmemjit::emu_state).
 //
 // What each statement becomes (PTX ISA §9.7.16 "Tensor Core 5th Generation Family Instructions"):
 //   tcgen05.alloc / dealloc                             call tmemjit_emu_alloc / _dealloc
@@ -17,6 +18,7 @@
 //   add/sub/mul/fma .f32x2                              two .f32 instructions, same qualifiers
 //   min/max .f32 with three sources                     abs (for .abs), then two min/max
 //   cp.async.bulk.tensor .cta_group::1                  the same TMA without the qualifier
+//   setmaxnreg (sm_90a only)                            dropped: a register-allocation request
 // The device library (kernels/emu/tcgen05_emulation.cuh) defines the tmemjit_emu_* functions other
 // than the ld/st ones; the ABI is /work/emu-spec/ABI.md (parameters .b32/.b64 in the documented
 // order, immediates stored as they are, predicates through selp.u32, 32-bit registers widened).
@@ -24,7 +26,7 @@
 // Refused (kUsage, naming the statement and its line): tcgen05.mma .ws, .sp, .ashift, the
 // block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4, .block_scale), scale-input-d other than 0,
 // .collector::a::use / ::lastuse; tcgen05.cp with decompression (.b8x16.*); TMA with
-// .cta_group::2; and the other sm_100 features ptxas rejects for sm_90a that the lowering knows
+// .cta_group::2; and the other sm_100 features ptxas rejects for Hopper that the lowering knows
 // of (256-bit ld/st, st.bulk, redux.sync .f32, .f32.f16/.f32.bf16 arithmetic, fp4/fp6/ue8m0
 // conversions, cvt.rs, TMA gather4/scatter4/im2col::w, .cp_mask, mma.sync .kind::, unknown tcgen05
 // and clusterlaunchcontrol forms). Anything else passes through: ptxas remains the final judge.
@@ -56,14 +58,14 @@ inline constexpr std::uint32_t kEmuUnsupportedDisableOutputLane = 1;  // mask of
 
 // The NVRTC options the library (emu_prefix.cuh + tcgen05_emulation.cuh + library_source) is
 // compiled with: relocatable PTX, so that every extern "C" function is a .visible .func whether the
-// module calls it or not. compute_90 serves as well (the library uses nothing of sm_90a); the
+// module calls it or not (compile_cuda_front_end with Target::kSm90 and kRelocatablePtx); the
 // hand-written part includes umma_decode.cuh (an -I or an in-memory header). The lowered module
-// itself is .target sm_90a: ptxas must compile it with -arch=sm_90a (it refuses -arch=sm_90).
+// is .target sm_90, so that one cubin serves every 9.x device.
 inline constexpr const char* kEmuLibraryNvrtcOptions[] = {
-    "--gpu-architecture=compute_90a", "--relocatable-device-code=true", "--std=c++17"};
+    "--gpu-architecture=compute_90", "--relocatable-device-code=true", "--std=c++17"};
 
 struct UserLowering {
-  // The module: .target sm_90a, every rejected statement rewritten. Calls tmemjit_emu_* functions
+  // The module: .target sm_90, every rejected statement rewritten. Calls tmemjit_emu_* functions
   // it does not define: splice_emulation_library puts the compiled library after its header.
   std::string ptx;
   // CUDA C++ of the functions this module needs that the lowering generates (tcgen05.ld/st, one
@@ -76,7 +78,8 @@ struct UserLowering {
   // How many statements of each family were lowered, in a fixed order, families with none left
   // out: "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.ld",
   // "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "tcgen05.mma", "tcgen05.commit", "tcgen05.cp",
-  // "tcgen05.shift", "clusterlaunchcontrol", ".f32x2", "min3", "max3", "cp.async.bulk.tensor".
+  // "tcgen05.shift", "clusterlaunchcontrol", ".f32x2", "min3", "max3", "cp.async.bulk.tensor",
+  // "setmaxnreg".
   std::vector<std::pair<std::string, int>> families;
   // What the lowering changed besides statements, one sentence each (a .version lowered to 9.0,
   // the .target it replaced).

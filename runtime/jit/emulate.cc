@@ -81,8 +81,7 @@ Result<EmulatedModule> emulate_module(std::string_view ptx, std::string_view pat
                                       const CompileOptions& options, int first_id) {
   EmulatedModule out;
   const auto start = std::chrono::steady_clock::now();
-  auto lowering = kernels::lower_user_ptx(ptx, path);
-  (void)first_id;  // TEMP
+  auto lowering = kernels::lower_user_ptx(ptx, path, static_cast<std::uint32_t>(first_id));
   if (!lowering.ok()) return std::move(lowering).error();
   out.lower_ms = ms_since(start);
   out.instructions = std::move(lowering->instructions);
