@@ -489,6 +489,53 @@ Status check_emulation_status(std::span<const EmulatedInstruction> checked,
   return std::monostate{};
 }
 
+namespace {
+
+// The device library's events (kernels/emu/tcgen05_emulation.cuh): `value` is its word 1.
+Error library_event(EmuEvent event, const std::string& what, const std::string& who,
+                    std::uint32_t value) {
+  const std::string head = "emulated " + what + " by " + who + ": ";
+  const std::string count = std::to_string(value) + " columns";
+  const std::string at = "TMEM address lane " + std::to_string(value >> 16) + ", column " +
+                         std::to_string(value & 0xFFFF);
+  switch (event) {
+    case EmuEvent::kAllocColumns:
+      return Error(ErrorCode::kRule,
+                   head + "rule R22: " + count + " is not a power of 2 from 32 to 512");
+    case EmuEvent::kAllocBlocked:
+      return Error(ErrorCode::kRule, head + "rule R30: " + count +
+                                         " are not free; on hardware the alloc blocks until "
+                                         "they are, and this CTA holds them (a deadlock)");
+    case EmuEvent::kAllocRelinquished:
+      return Error(ErrorCode::kRule, head + "rule R25: an alloc of " + count +
+                                         " after this CTA's relinquish_alloc_permit");
+    case EmuEvent::kMmaForm:
+      return Error(ErrorCode::kRule, head + "a form the ISA does not define (descriptor field " +
+                                         std::to_string(value) +
+                                         ", kernels/emu/umma_decode.cuh MmaFormError); skipped");
+    case EmuEvent::kTmemLanes:
+      return Error(ErrorCode::kRule,
+                   head + "at " + at + ": a lane the data-path layout does not allow; skipped");
+    case EmuEvent::kNotEmulated:
+      return Error(ErrorCode::kUsage, head + "a form not emulated yet (flags " +
+                                          std::to_string(value) +
+                                          "; docs/emulation.md lists them); skipped");
+    case EmuEvent::kCtaPair:
+      return Error(ErrorCode::kRule, head + "rule R27: cta_group::" + std::to_string(value) +
+                                         " without its peer CTA in the cluster, or both "
+                                         "cta_groups in one CTA");
+    case EmuEvent::kOperandNotEmulated:
+      return Error(ErrorCode::kUsage, head +
+                                          "a non-zero disable-output-lane mask, which the "
+                                          "emulation does not apply; the MMA was skipped");
+    default:
+      return Error(ErrorCode::kInternal, "emulation: " + who + " reported unknown event " +
+                                             std::to_string(static_cast<std::uint32_t>(event)));
+  }
+}
+
+}  // namespace
+
 Status decode_user_emulation_status(std::span<const std::uint32_t> status, unsigned cta,
                                     std::span<const std::string> instructions,
                                     std::vector<std::string>& warnings) {
@@ -550,10 +597,16 @@ Status decode_user_emulation_status(std::span<const std::uint32_t> status, unsig
                                           ": rule R23: dealloc of an address that alloc "
                                           "did not return (it returned lane 0, column 0)");
         break;
+      case EmuEvent::kAllocGrows: {
+        const std::string line = "emulated " + what + " by " + who +
+                                 ": rule R24: an allocation of " + std::to_string(address) +
+                                 " columns, more than the CTA's previous one; emulated as asked";
+        if (std::find(warnings.begin(), warnings.end(), line) == warnings.end())
+          warnings.push_back(line);
+        break;
+      }
       default:
-        if (!violation)
-          violation = Error(ErrorCode::kInternal, "emulation: " + who + " reported unknown event " +
-                                                      std::to_string(word >> 24));
+        if (!violation) violation = library_event(event, what, who, address);
     }
   }
   if (violation) return std::move(*violation);

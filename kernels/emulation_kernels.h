@@ -105,6 +105,18 @@ enum class EmuEvent : std::uint32_t {
   kColumns = 2,       // columns outside the allocation (rule R19): access skipped
   kDealloc = 3,       // dealloc of an address alloc did not return (rule R23)
   kWarpRelative = 4,  // a warp-relative lane address, emulated in the warp's own slab (warning)
+  // The device library of users' own tcgen05 (kernels/emu/tcgen05_emulation.cuh says what word 1
+  // holds for each): skipped operations, but kAllocGrows (made, a warning).
+  kAllocColumns = 5,       // alloc/dealloc columns not a power of 2 in [32, 512] (rule R22)
+  kAllocBlocked = 6,       // an alloc the free columns cannot satisfy: it blocks on hardware (R30)
+  kAllocRelinquished = 7,  // an alloc after relinquish_alloc_permit (rule R25)
+  kAllocGrows = 8,         // an allocation larger than the CTA's previous one (rule R24)
+  kMmaForm = 9,            // an MMA or cp form the ISA does not define (a descriptor field)
+  kTmemLanes = 10,         // a TMEM lane the data-path layout does not allow
+  kNotEmulated = 11,       // a form the library does not emulate yet
+  kCtaPair = 12,           // cta_group::2 without its peer, or both cta_groups in one CTA (R27)
+  kOperandNotEmulated =
+      13,  // an operand value the lowering cannot emulate (kernels/user_emulation.h)
 };
 // Decodes the status slots of one CTA (kEmuStatusWords words at least) of a user kernel:
 // `instructions[id - 1]` describes id. Adds one line per warning to `warnings` (once per

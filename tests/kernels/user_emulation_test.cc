@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/device_function.h"
+#include "kernels/emulation_kernels.h"
 #include "kernels/emulation_library.h"
 #include "runtime/compile/backends.h"
 #include "runtime/support/subprocess.h"
@@ -564,6 +565,58 @@ TEST_F(UserEmulationCompile, WhatIsRefusedIsWhatPtxasRejectsForHopper) {
     EXPECT_EQ(ptxas(module(statement, "sm_100a"), "sm_100a"), "") << r.statement;
     EXPECT_NE(ptxas(module(statement, "sm_90a"), "sm_90a"), "") << r.statement << " assembles";
   }
+}
+
+}  // namespace
+}  // namespace tmem::kernels
+
+// ---- the host's reading of what the device library records ------------------------------------
+
+namespace tmem::kernels {
+namespace {
+
+Status decode(EmuEvent event, std::uint32_t value, std::vector<std::string>& warnings) {
+  std::vector<std::uint32_t> status(kEmuUserStatusWords, 0);
+  status[2 * 37] = (static_cast<std::uint32_t>(event) << 24) | 2u;  // thread 37, id 2
+  status[2 * 37 + 1] = value;
+  const std::vector<std::string> instructions = {"tcgen05.alloc (PTX line 9)",
+                                                 "tcgen05.mma (PTX line 12)"};
+  return decode_user_emulation_status(status, 3, instructions, warnings);
+}
+
+TEST(UserEmulation, EveryLibraryEventIsAnErrorNamingTheStatementTheThreadAndTheRule) {
+  const struct {
+    EmuEvent event;
+    std::uint32_t value;
+    ErrorCode code;
+    const char* words;
+  } cases[] = {
+      {EmuEvent::kAllocColumns, 48, ErrorCode::kRule, "rule R22: 48 columns"},
+      {EmuEvent::kAllocBlocked, 512, ErrorCode::kRule, "rule R30: 512 columns are not free"},
+      {EmuEvent::kAllocRelinquished, 64, ErrorCode::kRule, "rule R25"},
+      {EmuEvent::kMmaForm, 3, ErrorCode::kRule, "descriptor field 3"},
+      {EmuEvent::kTmemLanes, (16u << 16) | 8u, ErrorCode::kRule, "lane 16, column 8"},
+      {EmuEvent::kNotEmulated, 24, ErrorCode::kUsage, "not emulated yet"},
+      {EmuEvent::kCtaPair, 2, ErrorCode::kRule, "rule R27: cta_group::2"},
+      {EmuEvent::kOperandNotEmulated, 1, ErrorCode::kUsage, "disable-output-lane"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> warnings;
+    Status decoded = decode(c.event, c.value, warnings);
+    ASSERT_FALSE(decoded.ok()) << static_cast<int>(c.event);
+    const Error& error = decoded.error();
+    EXPECT_EQ(error.code(), c.code) << error.message();
+    EXPECT_NE(error.message().find(c.words), std::string::npos) << error.message();
+    EXPECT_NE(error.message().find("tcgen05.mma (PTX line 12) by thread 37 (warp 1) of CTA 3"),
+              std::string::npos)
+        << error.message();
+  }
+  // A larger second allocation is made, as the hardware does, and warned about once.
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(decode(EmuEvent::kAllocGrows, 256, warnings).ok());
+  EXPECT_TRUE(decode(EmuEvent::kAllocGrows, 256, warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("rule R24: an allocation of 256 columns"), std::string::npos);
 }
 
 }  // namespace
