@@ -392,7 +392,11 @@ std::string cuda_lifecycle(Target target, bool extern_state, int cta_group) {
        << "__device__ __forceinline__ void alloc(" << kU << "* smem_result, " << kU
        << " columns) {\n"
        << "  if (emu::thread() % 32u == 0u) {\n    *smem_result = 0u;  // lane 0, column 0\n"
-       << "    emu::status()[" << kEmuStatusWords << "] = columns;\n  }\n"
+       << "    emu::status()[" << kEmuStatusWords << "] = columns;\n"
+       << "    // The 32-column chunks it holds, as the device library's own alloc counts them\n"
+       << "    // (kernels/emu/tcgen05_emulation.cuh): a kernel's own MMA writes into them.\n"
+       << "    emu::status()[" << kEmuStatusWords + 1
+       << "] = columns >= 512u ? 0xFFFFu : (1u << ((columns + 31u) / 32u)) - 1u;\n  }\n"
        << "  __threadfence_block();\n  __syncwarp();\n}\n"
        << "__device__ __forceinline__ void dealloc(" << kU << " tmem_base, " << kU
        << " columns) {\n"

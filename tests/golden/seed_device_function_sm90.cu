@@ -68,6 +68,9 @@ __device__ __forceinline__ void alloc(unsigned int* smem_result, unsigned int co
   if (emu::thread() % 32u == 0u) {
     *smem_result = 0u;  // lane 0, column 0
     emu::status()[2048] = columns;
+    // The 32-column chunks it holds, as the device library's own alloc counts them
+    // (kernels/emu/tcgen05_emulation.cuh): a kernel's own MMA writes into them.
+    emu::status()[2049] = columns >= 512u ? 0xFFFFu : (1u << ((columns + 31u) / 32u)) - 1u;
   }
   __threadfence_block();
   __syncwarp();
