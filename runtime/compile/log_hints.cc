@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/device_function.h"
+#include "kernels/specialized_source.h"
 
 namespace tmem {
 namespace {
@@ -90,6 +91,26 @@ Error with_missing_transfer_hints(Error error, std::span<const DeviceFunctionOpt
   return error;
 }
 
+// A given transfer's symbol (or the tmemjit:: lifecycle) undefined in a source that never includes
+// <tmemjit/transfers.cuh>: the include is what is missing, not the transfer (issue 39 N20).
+Error with_missing_include_hint(const KernelSource& source, Error error,
+                                std::span<const DeviceFunctionOptions> transfers) {
+  if (source.text.find(kernels::kTransfersHeader) != std::string::npos) return error;
+  const std::string log(error.detail("log"));
+  bool undefined =
+      log.find("name followed by \"::\" must be a class or namespace name") != std::string::npos &&
+      log.find("tmemjit") != std::string::npos;
+  for (const DeviceFunctionOptions& o : transfers)
+    for (const std::string& symbol : kernels::transfer_symbols(o.name))
+      undefined |= log.find("identifier \"" + symbol + "\" is undefined") != std::string::npos;
+  if (!undefined) return error;
+  error.add_detail("hint", source.path + " does not #include <" +
+                               std::string(kernels::kTransfersHeader) +
+                               ">, which defines the transfers and tmemjit::alloc/dealloc "
+                               "(docs/specialization.md §The device contract)");
+  return error;
+}
+
 }  // namespace
 
 // The front end's error as the caller of compile_kernel should read it: an unresolvable entry
@@ -97,8 +118,11 @@ Error with_missing_transfer_hints(Error error, std::span<const DeviceFunctionOpt
 // "cuda source" (the log quotes the lines in error).
 Error explain_front_end_error(const KernelSource& source,
                               std::span<const DeviceFunctionOptions> transfers, Error error) {
-  error = with_missing_transfer_hints(
-      with_transfer_call_hints(entry_expression_error(source, std::move(error)), transfers),
+  error = with_missing_include_hint(
+      source,
+      with_missing_transfer_hints(
+          with_transfer_call_hints(entry_expression_error(source, std::move(error)), transfers),
+          transfers),
       transfers);
   std::vector<ErrorDetail> details;
   for (const ErrorDetail& detail : error.detail_entries())

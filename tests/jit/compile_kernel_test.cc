@@ -804,6 +804,19 @@ TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
       << kernel.error().full_text();
 }
 
+// The include left out: NVRTC says only that the transfer is undefined (issue 39 N20).
+TEST_F(CompileKernel, ASourceWithoutTheTransfersIncludeIsToldToIncludeIt) {
+  KernelSource source = roundtrip_source();
+  const size_t include = source.text.find("#include <tmemjit/transfers.cuh>");
+  ASSERT_NE(include, std::string::npos);
+  source.text.erase(include, std::string("#include <tmemjit/transfers.cuh>").size());
+  auto kernel = compile_kernel(source, seed_transfers());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().detail("hint").find("does not #include <tmemjit/transfers.cuh>"),
+            std::string_view::npos)
+      << kernel.error().full_text();
+}
+
 TEST_F(CompileKernel, ATransferTheSourceUsesButTheCallLeavesOutIsNamed) {
   // Misspelt: the source's acc_ld_regs, acc_ld_coord, ... belong to a transfer the call lacks.
   auto transfers = seed_transfers();
