@@ -25,6 +25,19 @@ MemoryCache::Ptr MemoryCache::insert(const Key128& key, Payload payload) {
   return value;
 }
 
+MemoryCache::Ptr MemoryCache::replace(const Key128& key, Payload payload) {
+  auto value = std::make_shared<const Payload>(std::move(payload));
+  std::unique_lock lock(mutex_);
+  Slot& slot = slots_[key];
+  if (slot.value)
+    bytes_.fetch_sub(slot.value->size_bytes(), std::memory_order_relaxed);
+  else
+    entries_.fetch_add(1, std::memory_order_relaxed);
+  slot.value = value;
+  bytes_.fetch_add(value->size_bytes(), std::memory_order_relaxed);
+  return value;
+}
+
 void MemoryCache::clear() {
   std::unique_lock lock(mutex_);
   for (auto it = slots_.begin(); it != slots_.end();) {

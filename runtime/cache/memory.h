@@ -54,6 +54,8 @@ class MemoryCache {
 
   // Stores `payload` under `key` unless the key already holds a value; returns the stored value.
   Ptr insert(const Key128& key, Payload payload);
+  // Stores `payload` under `key` in place of what it holds (an entry found damaged); returns it.
+  Ptr replace(const Key128& key, Payload payload);
 
   // Drops every stored value. Computations in flight finish and store their result.
   void clear();

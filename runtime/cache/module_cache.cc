@@ -212,6 +212,13 @@ CacheOptions ModuleCache::options() const {
 }
 
 std::shared_ptr<DiskCache> ModuleCache::disk() const { return tiers()->disk; }
+
+ModuleCache::Ptr ModuleCache::replace(const Key128& key, Payload payload) {
+  if (!enabled()) return std::make_shared<const Payload>(std::move(payload));
+  Ptr stored = memory_.replace(key, std::move(payload));
+  if (std::shared_ptr<DiskCache> disk_cache = disk()) (void)disk_cache->write(key, *stored);
+  return stored;
+}
 std::string ModuleCache::disk_note() const { return tiers()->disk_note; }
 std::shared_ptr<RemoteCache> ModuleCache::remote() const { return tiers()->remote; }
 std::string ModuleCache::remote_note() const { return tiers()->remote_note; }

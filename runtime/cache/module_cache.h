@@ -70,6 +70,10 @@ class ModuleCache {
   // a miss not at all. Null also when the cache is off.
   Ptr find_now(const Key128& key, Lookup* lookup = nullptr);
 
+  // `payload` in place of the entry `key` holds in memory and on disk: a caller that found the
+  // entry unusable (its metadata damaged) compiled it again. Off: just the payload.
+  Ptr replace(const Key128& key, Payload payload);
+
   bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
   // Bumped each time the entries held in memory are dropped (clear(), or configure() turning the
   // cache off): a layer that keeps its own objects per entry (compile_transfer's Kernel handles)

@@ -570,6 +570,27 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
   for (const std::string& warning : new_warnings) warn(warning);
   for (const std::string& warning : call_warnings) warn(warning);
   auto impl = make_impl(*payload, request.context.options.target, report);
+  const bool hit = lookup == ModuleCache::Lookup::kMemoryHit ||
+                   lookup == ModuleCache::Lookup::kDiskHit ||
+                   lookup == ModuleCache::Lookup::kRemoteHit;
+  if (!impl.ok() && hit) {
+    // An entry whose metadata does not parse (damaged, forged, of another kind) is a miss: compiled
+    // again and put in its place, never an error of the caller's (issue 39).
+    const std::string why = impl.error().message();
+    Result<Payload> made = compile();
+    if (!made.ok()) return std::move(made).error();
+    payload = cache.replace(key, std::move(made).value());
+    lookup = ModuleCache::Lookup::kCompiled;
+    const std::string warning = "the cache entry of " + request.source.path +
+                                " had unusable metadata (" + why + "); compiled again";
+    warn(warning);
+    call_warnings.push_back(warning);
+    if (report != nullptr) {
+      report->cache = CacheSource::kCompiled;
+      report->compile_ms = compile_ms;
+    }
+    impl = make_impl(*payload, request.context.options.target, report);
+  }
   if (!impl.ok()) return std::move(impl).error();
   if (report != nullptr)
     report->warnings.insert(report->warnings.end(), call_warnings.begin(), call_warnings.end());

@@ -20,6 +20,7 @@
 #include "common/ptx_fixtures.h"
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
+#include "runtime/cache/disk.h"
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/precompiled_headers.h"
 #include "runtime/compile/sass.h"
@@ -802,6 +803,35 @@ TEST_F(CompileKernel, CompilerErrorsNameTheUsersFileAndLine) {
             "add those parameters (tmemjit specialize --warp-arg / --column-arg, or the keys in "
             "the spec file)")
       << kernel.error().full_text();
+}
+
+// An entry whose metadata does not parse (a forged kind, a number out of range) is a miss: the
+// kernel is compiled again and replaces it, on disk too (issue 39).
+TEST_F(CompileKernel, AnEntryWithDamagedMetadataIsCompiledAgainAndReplaced) {
+  CompileReport first;
+  ASSERT_TRUE(compile_kernel(roundtrip_source(), seed_transfers(), {}, &first).ok());
+  const auto key = Key128::parse_hex(first.key);
+  ASSERT_TRUE(key.has_value()) << first.key;
+  auto disk = module_cache().disk();
+  ASSERT_NE(disk, nullptr);
+  std::optional<Payload> entry = disk->read(*key);
+  ASSERT_TRUE(entry.has_value());
+  const size_t kind = entry->meta.find("\"kind\":\"kernel\"");
+  ASSERT_NE(kind, std::string::npos) << entry->meta;
+  entry->meta.replace(kind, 15, "\"kind\":\"transfer\"");
+  ASSERT_TRUE(disk->write(*key, *entry).written);
+  ASSERT_TRUE(clear_cache(false).ok());  // memory only: the next call reads the disk entry
+  CompileReport again;
+  auto kernel = compile_kernel(roundtrip_source(), seed_transfers(), {}, &again);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(again.cache, CacheSource::kCompiled);
+  ASSERT_EQ(again.warnings.size(), 1u);
+  EXPECT_NE(again.warnings[0].find("unusable metadata"), std::string::npos) << again.warnings[0];
+  ASSERT_TRUE(clear_cache(false).ok());
+  CompileReport third;
+  ASSERT_TRUE(compile_kernel(roundtrip_source(), seed_transfers(), {}, &third).ok());
+  EXPECT_EQ(third.cache, CacheSource::kDisk);  // the replacement
+  EXPECT_TRUE(third.warnings.empty());
 }
 
 // The include left out: NVRTC says only that the transfer is undefined (issue 39 N20).
