@@ -187,16 +187,20 @@ TEST_F(RemoteTest, APausedServerCostsOnlyTheTimeouts) {
   ModuleCache::Lookup lookup{};
   ASSERT_TRUE(cache.get_or_compile(test_key(11), CountingCompile{&calls, 11}, &lookup).ok());
   const double first = ms_since(start);
-  start = Clock::now();
+  const CacheStats after_first = cache.stats();
   for (int i = 12; i < 20; ++i)
     ASSERT_TRUE(cache.get_or_compile(test_key(i), CountingCompile{&calls, i}).ok());
-  const double rest = ms_since(start);
+  const CacheStats after_rest = cache.stats();
   const std::string err = ::testing::internal::GetCapturedStderr();
   server_.resume();
   EXPECT_EQ(lookup, ModuleCache::Lookup::kCompiled);
-  EXPECT_GE(first, 290);   // the 300 ms command timeout held...
-  EXPECT_LT(first, 1500);  // ...once: no retry, no unbounded wait
-  EXPECT_LT(rest, 500);    // resting: eight lookups without the network
+  EXPECT_GE(first, 290);  // the 300 ms command timeout held (a lower bound: load only adds)...
+  // ...once, no retry (one error), and the eight lookups after it rest without the network:
+  // counters, not a clock (issue 39 item 10).
+  EXPECT_EQ(after_first.remote_errors, 1u);
+  EXPECT_EQ(after_rest.remote_errors, after_first.remote_errors);
+  EXPECT_EQ(after_rest.remote_misses, after_first.remote_misses);
+  EXPECT_EQ(after_rest.remote_writes, after_first.remote_writes);
   EXPECT_EQ(calls.load(), 10);
   EXPECT_EQ(cache.stats().remote_errors, 1u);
   EXPECT_EQ(count_of(err, "tmemjit: warning: remote cache"), 1u) << err;
@@ -361,16 +365,13 @@ TEST(RemoteNoServer, EveryLookupCompilesWithOneWarning) {
   ModuleCache cache(remote_options(url, dir.path()));
   ::testing::internal::CaptureStderr();
   std::atomic<int> calls{0};
-  const auto start = Clock::now();
   for (int i = 0; i < 20; ++i)
     ASSERT_TRUE(cache.get_or_compile(test_key(60 + i), CountingCompile{&calls, 60 + i}).ok());
-  const double elapsed = ms_since(start);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(calls.load(), 20);
   EXPECT_EQ(cache.stats().misses, 20u);
   EXPECT_EQ(cache.stats().remote_errors, 1u);
-  EXPECT_EQ(cache.stats().remote_misses, 0u);
-  EXPECT_LT(elapsed, 1000);
+  EXPECT_EQ(cache.stats().remote_misses, 0u);  // one refused connection, then no network
   EXPECT_EQ(count_of(err, "tmemjit: warning:"), 1u) << err;
   EXPECT_NE(err.find("Connection refused"), std::string::npos) << err;
 
