@@ -28,14 +28,9 @@ int cmd_emulate(const std::vector<std::string>& argv) {
                           "--target first)"
                         : "emulate takes one file, got '" + args->positional()[1] + "' too"),
         json);
-  tmem::KernelSource source;
-  source.path = args->positional()[0];
-  auto language = source_language(source.path);
-  if (!language) return report(language.error(), json);
-  source.language = *language;
-  auto text = read_text(source.path, kMaxSourceBytes, "source file");
-  if (!text) return report(text.error(), json);
-  source.text = std::move(text).value();
+  auto read = read_source(args->positional()[0]);
+  if (!read) return report(read.error(), json);
+  tmem::KernelSource source = std::move(read).value();
   source.entry = args->get("--entry").value_or("");
 
   tmem::EmulateOptions options;

@@ -206,14 +206,9 @@ int specialize(const std::vector<std::string>& argv, Purpose purpose) {
                   json);
   if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
 
-  tmem::KernelSource source;
-  source.path = args->positional()[0];
-  auto language = source_language(source.path);
-  if (!language) return report(language.error(), json);
-  source.language = *language;
-  auto text = read_text(source.path, kMaxSourceBytes, "source file");
-  if (!text) return report(text.error(), json);
-  source.text = std::move(text).value();
+  auto read = read_source(args->positional()[0]);
+  if (!read) return report(read.error(), json);
+  tmem::KernelSource source = std::move(read).value();
   if (auto entry = args->get("--entry")) {
     source.entry = *entry;
   } else {

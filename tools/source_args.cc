@@ -68,6 +68,18 @@ tmem::Result<tmem::Language> source_language(const std::string& path) {
                          "': name it FILE.cu (CUDA C++) or FILE.ptx (PTX)");
 }
 
+tmem::Result<tmem::KernelSource> read_source(const std::string& path) {
+  tmem::KernelSource source;
+  source.path = path;
+  auto language = source_language(path);
+  if (!language) return language.error();
+  source.language = *language;
+  auto text = read_text(path, kMaxSourceBytes, "source file");
+  if (!text) return text.error();
+  source.text = std::move(text).value();
+  return source;
+}
+
 tmem::Result<CompilerFlags> split_compiler_flags(const std::vector<std::string>& argv,
                                                  const std::string& repeated) {
   CompilerFlags flags;

@@ -23,6 +23,9 @@ tmem::Result<std::string> read_text(const std::string& path, std::streamsize lim
 // The language of a source file from its name: FILE.ptx, or FILE.cu/.cuh/.cpp/.cc (CUDA C++).
 tmem::Result<tmem::Language> source_language(const std::string& path);
 
+// The kernel source at `path`: its language from the name, its text (read_text); no entry yet.
+tmem::Result<tmem::KernelSource> read_source(const std::string& path);
+
 // -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and -Xnvrtc OPT go
 // to NVRTC, -Xptxas OPT to the PTX compiler, each may repeat (as nvcc's -X options); `repeated`
 // options (specialize's --transfer) are collected in order. The rest goes to parse_args.
