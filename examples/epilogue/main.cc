@@ -14,11 +14,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tmem/cache.h"
 #include "tmem/specialize.h"
 
 #ifndef EPILOGUE_DIR
@@ -107,6 +110,27 @@ int main(int argc, char** argv) {
       skip = "device 0 has compute capability " + std::to_string(cc / 10) + "." +
              std::to_string(cc % 10) + "; the emulation needs 9.0 or later";
   }
+  // Lazy runs with a disk cache of its own, so that what earlier runs cached cannot answer: the
+  // first call of each layout must then be the generic tier its warmup built.
+  std::string lazy_cache;
+  if (specialization == tmem::Specialization::kLazy) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tmemjit-lazy-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "error: cannot make a cache directory for the lazy run\n");
+      return 1;
+    }
+    lazy_cache = pattern;
+    tmem::set_cache_dir(lazy_cache);
+  }
+  struct RemoveCache {
+    const std::string& dir;
+    ~RemoveCache() {
+      if (dir.empty()) return;
+      tmem::wait_background_compiles();  // nothing may still write into it
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } remove_cache{lazy_cache};
   tmem::CompileOptions options;
   options.specialization = specialization;
   if (cc >= 100 && skip.empty()) {
@@ -170,6 +194,17 @@ int main(int argc, char** argv) {
         std::string(tmem::to_string(report.cache)).c_str(),
         std::string(tmem::to_string(report.front_end_cache)).c_str(), report.tier.c_str(),
         report.tier_reason.empty() ? "" : (": " + report.tier_reason).c_str());
+    // A layout this run's cache has never seen, its signature's generic tier warmed up: lazy
+    // answers with the generic tier (docs/specialization.md §When lazy returns what). Anything
+    // else is lazy acting as eager (issue 39 item 10).
+    if (specialization == tmem::Specialization::kLazy && report.tier != "generic") {
+      std::fprintf(stderr,
+                   "error: lazy answered a new layout with the %s tier, not the generic "
+                   "tier its warmup built%s\n",
+                   report.tier.c_str(),
+                   report.tier_reason.empty() ? "" : (": " + report.tier_reason).c_str());
+      return 1;
+    }
     if (!skip.empty()) continue;
 
     // Data: the accumulator of every tile, and the expected epilogue.
