@@ -376,9 +376,10 @@ __device__ __forceinline__ u32 slice_bit(u32 type, u32 k) {
   return (k / t) * 128u + (k % t) * umma::element_bits(type);
 }
 
-// Where one operand comes from: a shared memory descriptor in the CTA of cluster rank `rank`.
+// Where one operand comes from: a shared memory descriptor (as its branch-free unit map) in the
+// CTA of cluster rank `rank`.
 struct Operand {
-  umma::SmemDescriptor desc;
+  umma::UnitMap map;
   u32 type;
   bool mn_major;
   bool remote;
@@ -387,10 +388,10 @@ struct Operand {
 
 // MN-major: the K elements of row `row` are T per unit apart; one load each. kBytes: the element
 // size (MN-major has no sub-byte type, Table 54). The words are filled in order through a shift
-// register (no indexing by a variable, which would put the slice in local memory); one function
-// per size keeps the gather out of the MMA loop's code.
+// register (no indexing by a variable, which would put the slice in local memory). Inlined: a
+// call in the MMA loop costs more registers (the ABI's saves) than the code it saves.
 template <u32 kBytes>
-__device__ __noinline__ Slice gather_mn_major_slice(Operand op, u32 row) {
+__device__ __forceinline__ Slice gather_mn_major_slice(const Operand& op, u32 row) {
   constexpr u32 kPerWord = 4u / kBytes;
   constexpr u32 kPerUnit = 16u / kBytes;
   Slice s;
@@ -402,7 +403,7 @@ __device__ __noinline__ Slice gather_mn_major_slice(Operand op, u32 row) {
     u32 word = 0u;
 #pragma unroll
     for (u32 e = 0; e < kPerWord; ++e) {
-      const u32 address = umma::mn_major_unit_address(op.desc, row / kPerUnit, w * kPerWord + e);
+      const u32 address = umma::unit_address(op.map, row / kPerUnit, w * kPerWord + e);
       word |= load_bytes(address + in_unit, kBytes, op.remote, op.rank) << (8u * kBytes * e);
     }
 #pragma unroll
@@ -421,8 +422,8 @@ __device__ __forceinline__ Slice load_slice(const Operand& op, u32 row) {
     return gather_mn_major_slice<4>(op, row);
   }
   Slice s;
-  load_unit(umma::k_major_unit_address(op.desc, row, 0u), op.remote, op.rank, &s.word[0]);
-  load_unit(umma::k_major_unit_address(op.desc, row, 1u), op.remote, op.rank, &s.word[4]);
+  load_unit(umma::unit_address(op.map, row, 0u), op.remote, op.rank, &s.word[0]);
+  load_unit(umma::unit_address(op.map, row, 1u), op.remote, op.rank, &s.word[4]);
   return s;
 }
 
@@ -471,8 +472,10 @@ __device__ __forceinline__ bool plan_mma(u32 d_taddr, u64 a_desc, u32 a_taddr, u
   plan.negate_a = i.negate_a != 0u;
   plan.negate_b = i.negate_b != 0u;
   plan.pair = pair_of(cta_group);
-  plan.a = Operand{a, umma::operand_type(plan.kind, i.a_format), i.a_mn_major != 0u, false, 0u};
-  plan.b = Operand{b, umma::operand_type(plan.kind, i.b_format), i.b_mn_major != 0u, false, 0u};
+  plan.a = Operand{umma::make_unit_map(a, i.a_mn_major != 0u),
+                   umma::operand_type(plan.kind, i.a_format), i.a_mn_major != 0u, false, 0u};
+  plan.b = Operand{umma::make_unit_map(b, i.b_mn_major != 0u),
+                   umma::operand_type(plan.kind, i.b_format), i.b_mn_major != 0u, false, 0u};
   plan.d_lane = d_taddr >> 16;
   plan.d_column = d_taddr & 0xFFFFu;
   plan.a_lane = a_taddr >> 16;
@@ -984,6 +987,7 @@ extern "C" __device__ __noinline__ void tmemjit_emu_cp(unsigned int taddr,
   }
   const Pair pair = pair_of(cta_group);
   if (!pair_columns_allocated(pair, taddr, 4u * s.units, id)) return;
+  const umma::UnitMap map = umma::make_unit_map(desc, false);
   asm volatile("fence.acq_rel.cluster;" ::: "memory");
   for (u32 part = 0; part < pair.parts; ++part) {
     u32* region = tmem_of(pair.cta(part));
@@ -991,7 +995,7 @@ extern "C" __device__ __noinline__ void tmemjit_emu_cp(unsigned int taddr,
     for (u32 r = 0; r < s.rows; ++r) {
       for (u32 unit = 0; unit < s.units; ++unit) {
         u32 words[4];
-        load_unit(umma::k_major_unit_address(desc, r, unit), remote, pair.rank(part), words);
+        load_unit(umma::unit_address(map, r, unit), remote, pair.rank(part), words);
         for (u32 copy = 0; copy < cp_replicas(multicast); ++copy) {
           u32* cells = region + (lane0 + cp_lane(shape, multicast, r, copy)) * kColumns + column0 +
                        4u * unit;

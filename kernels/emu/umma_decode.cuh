@@ -139,6 +139,72 @@ TMEMJIT_HD u32 mn_major_unit_address(const SmemDescriptor& d, u32 unit_mn, u32 k
   return apply_swizzle(d.start + mn_major_unit_offset(d, unit_mn, k), d.swizzle, d.base_offset);
 }
 
+// The same unit addresses without a branch, for the emulation's inner loops: every layout above
+// is offset = (r & row_mask) * row_inner + (r >> row_shift) * row_outer
+//          + (q & q_mask) * q_inner + (q >> q_shift) * q_outer
+// with (r, q) = (row, unit) for K-major and (unit along MN, k) for MN-major, then the swizzle
+// address ^ ((((address >> 7) - base offset) & swizzle_mask) << swizzle_shift).
+struct UnitMap {
+  u32 start;
+  u32 row_mask, row_shift, row_inner, row_outer;
+  u32 q_mask, q_shift, q_inner, q_outer;
+  u32 base_offset, swizzle_mask, swizzle_shift;
+};
+
+TMEMJIT_HD u32 log2_of(u32 power_of_two) {
+  u32 n = 0;
+  while ((1u << n) < power_of_two) ++n;
+  return n;
+}
+
+TMEMJIT_HD UnitMap make_unit_map(const SmemDescriptor& d, bool mn_major) {
+  UnitMap m;
+  m.start = d.start;
+  m.base_offset = d.base_offset;
+  const u32 s = swizzle_row_units(d.swizzle);
+  m.swizzle_mask = d.swizzle == kSwizzleNone   ? 0u
+                   : d.swizzle == kSwizzle32B  ? 1u
+                   : d.swizzle == kSwizzle128B ? 7u
+                                               : 3u;
+  m.swizzle_shift = d.swizzle == kSwizzle128B32BAtom ? 5u : 4u;
+  if (!mn_major) {  // r = row: groups of 8 rows; q = unit (0 or 1 per MMA)
+    m.row_mask = 7u;
+    m.row_shift = 3u;
+    m.row_inner = 16u * s;
+    m.row_outer = d.sbo;
+    m.q_mask = 0xFFFFu;
+    m.q_shift = 16u;
+    m.q_inner = d.swizzle == kSwizzleNone ? d.lbo : 16u;
+    m.q_outer = 0u;
+  } else if (d.swizzle == kSwizzleNone) {  // r = unit: one per group; q = k: groups of 8
+    m.row_mask = 0u;
+    m.row_shift = 0u;
+    m.row_inner = 0u;
+    m.row_outer = d.sbo;
+    m.q_mask = 7u;
+    m.q_shift = 3u;
+    m.q_inner = 16u;
+    m.q_outer = d.lbo;
+  } else {  // r = unit: groups of S (8 for 32-byte atoms); q = k: groups of 8 (4)
+    const bool atom32 = d.swizzle == kSwizzle128B32BAtom;
+    m.row_mask = s - 1u;
+    m.row_shift = log2_of(s);
+    m.row_inner = 16u;
+    m.row_outer = d.lbo;
+    m.q_mask = atom32 ? 3u : 7u;
+    m.q_shift = atom32 ? 2u : 3u;
+    m.q_inner = atom32 ? 128u : 16u * s;
+    m.q_outer = d.sbo;
+  }
+  return m;
+}
+
+TMEMJIT_HD u32 unit_address(const UnitMap& m, u32 r, u32 q) {
+  const u32 address = m.start + (r & m.row_mask) * m.row_inner + (r >> m.row_shift) * m.row_outer +
+                      (q & m.q_mask) * m.q_inner + (q >> m.q_shift) * m.q_outer;
+  return address ^ ((((address >> 7) - m.base_offset) & m.swizzle_mask) << m.swizzle_shift);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Element formats.
 
