@@ -17,7 +17,7 @@ EmulationLibrarySource emulation_library_source(std::string_view generated) {
   library.text += embedded::kEmuTcgen05;
   library.text += "\n// The tcgen05.ld/st forms of this module (kernels/user_emulation.cc)\n";
   library.text += generated;
-  library.headers.emplace_back("umma_decode.cuh", embedded::kEmuUmmaDecode);
+  library.headers.emplace_back("kernels/emu/umma_decode.cuh", embedded::kEmuUmmaDecode);
   return library;
 }
 

@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
         std::string(tmem::to_string(report.front_end_cache)).c_str(), report.tier.c_str(),
         report.tier_reason.empty() ? "" : (": " + report.tier_reason).c_str());
     // A layout this run's cache has never seen, its signature's generic tier warmed up: lazy
-    // answers with the generic tier (docs/specialization.md §When lazy returns what). Anything
+    // answers with the generic tier (docs/specialization.md §Tiers). Anything
     // else is lazy acting as eager (issue 39 item 10).
     if (specialization == tmem::Specialization::kLazy && report.tier != "generic") {
       std::fprintf(stderr,

@@ -39,7 +39,7 @@
 //   log2(columns / 32) + 1 of the allocation that starts there, else 0; 5  the previous
 //   allocation's column count; 15  the header lock.
 #ifndef TMEMJIT_UMMA_DECODE_CUH
-#include "umma_decode.cuh"
+#include "kernels/emu/umma_decode.cuh"
 #endif
 
 namespace tmemjit {

@@ -23,9 +23,9 @@ namespace tmem {
 namespace {
 
 // D (128 x N, f32, TMEM) = A (128 x 16) · Bᵀ (N x 16), bf16 operands in shared memory in the
-// canonical K-major layout without swizzle (docs/emulation.md §Matrix descriptors): 8-row core
-// matrices of 16 bytes per row, LBO = 128 bytes between the two core matrices along K, SBO = 256
-// bytes between 8-row groups. `repeats` MMAs: the first overwrites D, the others accumulate.
+// canonical K-major layout without swizzle (docs/emulation.md §Blackwell kernels on Hopper): 8-row
+// core matrices of 16 bytes per row, LBO = 128 bytes between the two core matrices along K, SBO =
+// 256 bytes between 8-row groups. `repeats` MMAs: the first overwrites D, the others accumulate.
 const char* kMmaKernel = R"(#include <cuda_bf16.h>
 #ifndef N
 #define N 64

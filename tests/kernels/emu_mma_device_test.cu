@@ -9,7 +9,7 @@
 // A standalone program for a GPU of compute capability 9.0 (sm_90a for wgmma). Prints PASS/FAIL
 // per case; exits 1 on any failure, 2 when there is no suitable GPU. emu_prefix.cuh is the text of
 // kernels::cuda_lifecycle(Target::kSm90, false, 2) (what the library is compiled after):
-//   nvcc -gencode=arch=compute_90a,code=sm_90a -rdc=true -std=c++17 -I<dir of emu_prefix.cuh>
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -rdc=true -std=c++17 -I<dir of emu_prefix.cuh> -I.
 //        -Ikernels/emu tests/kernels/emu_mma_device_test.cu -o emu_mma_device_test
 #include <cuda_runtime.h>
 
