@@ -10,6 +10,7 @@
 #include <string_view>
 #include <thread>
 
+#include "runtime/support/exit_point.h"
 #include "runtime/support/warning.h"
 
 namespace tmem {
@@ -267,10 +268,11 @@ bool ModuleCache::counted(const RemoteCache::Fetched& fetched, bool* rejected) {
 }
 
 std::optional<Payload> ModuleCache::remote_lookup(RemoteCache& remote, const Key128& key,
-                                                  RemoteLock* lock, bool* reached, bool* rejected) {
+                                                  RemoteLock* lock, RemoteOutcome* outcome) {
+  bool* const rejected = &outcome->rejected;
   RemoteCache::Fetched fetched = remote.fetch(key);
   if (!counted(fetched, rejected)) return std::nullopt;
-  *reached = true;
+  outcome->reached = true;
   if (fetched.payload) return std::move(fetched.payload);
   // One compile per key across the fleet: take the key's lock, or wait for its holder's entry.
   using Clock = std::chrono::steady_clock;
@@ -296,6 +298,11 @@ std::optional<Payload> ModuleCache::remote_lookup(RemoteCache& remote, const Key
     if (!waited) {
       waited = true;
       remote_lock_waits_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Exit began (N06): the process is leaving, and the exit handler waits for this lookup.
+    if (ExitPoint::instance().exiting()) {
+      outcome->abandoned = true;
+      return std::nullopt;
     }
     const auto now = Clock::now();
     if (now >= deadline) return std::nullopt;  // the holder is slow or gone: compile here
@@ -347,16 +354,17 @@ Result<ModuleCache::Ptr> ModuleCache::get_or_compile_slow(const Key128& key, con
           }
         }
         RemoteLock lock;  // released when this lookup ends, after its entry is stored
-        bool reached = false;
+        RemoteOutcome met;
+        const bool& reached = met.reached;
         if (remote) {
-          bool rejected = false;
-          std::optional<Payload> fetched = remote_lookup(*remote, key, &lock, &reached, &rejected);
-          if (rejected) remote_rejected_.fetch_add(1, std::memory_order_relaxed);
+          std::optional<Payload> fetched = remote_lookup(*remote, key, &lock, &met);
+          if (met.rejected) remote_rejected_.fetch_add(1, std::memory_order_relaxed);
           if (fetched) {
             source = Lookup::kRemoteHit;
             write_disk(*fetched);
             return std::move(*fetched);
           }
+          if (met.abandoned) return exiting_error();  // nothing compiled, nothing stored
           if (reached) remote_misses_.fetch_add(1, std::memory_order_relaxed);
         }
         Result<Payload> made = timed_compile(compile);

@@ -114,8 +114,14 @@ class ModuleCache {
   static std::shared_ptr<const Tiers> build_tiers(const CacheOptions& options);
   Result<Ptr> get_or_compile_slow(const Key128& key, const Compile& compile, Lookup* lookup);
   Result<Payload> timed_compile(const Compile& compile);
+  // What a remote lookup met besides its payload.
+  struct RemoteOutcome {
+    bool reached = false;    // the server answered: a compile here stores its entry there
+    bool rejected = false;   // an entry failed its check (forged, poisoned)
+    bool abandoned = false;  // exit began while waiting for another holder's lock
+  };
   std::optional<Payload> remote_lookup(RemoteCache& remote, const Key128& key, RemoteLock* lock,
-                                       bool* reached, bool* rejected);
+                                       RemoteOutcome* outcome);
   bool counted(const RemoteCache::Fetched& fetched, bool* rejected);
 
   MemoryCache memory_;

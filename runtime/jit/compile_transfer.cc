@@ -33,6 +33,7 @@
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
+#include "runtime/support/warning.h"
 #include "runtime/ptx/ir.h"
 #include "tmem/check.h"
 #include "tmem/code_stats.h"
@@ -190,6 +191,26 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& conte
   }
   if (!payload.ok()) return std::move(payload).error();
   Result<std::shared_ptr<Kernel::Impl>> impl = make_impl(*payload, context.options.target);
+  const bool hit = lookup == ModuleCache::Lookup::kMemoryHit ||
+                   lookup == ModuleCache::Lookup::kDiskHit ||
+                   lookup == ModuleCache::Lookup::kRemoteHit;
+  if (!impl.ok() && hit) {
+    // Unusable metadata (damaged, forged, of another kind) is a miss, as in compile_kernel: the
+    // entry is compiled again and put in its place, with a warning (docs/reliability.md).
+    const std::string why = impl.error().message();
+    const auto start = std::chrono::steady_clock::now();
+    Result<Payload> made = compile_payload(spec, context, kind);
+    if (!made.ok()) return std::move(made).error();
+    payload = cache.replace(key, std::move(made).value());
+    lookup = ModuleCache::Lookup::kCompiled;
+    warn("the cache entry " + key.hex() + " of a transfer kernel had unusable metadata (" + why +
+         "); compiled again");
+    if (report != nullptr) {
+      report->lookup = lookup;
+      report->compile_ms = ms_since(start);
+    }
+    impl = make_impl(*payload, context.options.target);
+  }
   if (!impl.ok()) return std::move(impl).error();
   if (report != nullptr) fill_report(*report, **impl);
   if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl).value());

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +26,7 @@
 #include "common/spec_fixtures.h"
 #include "redis_server.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/support/exit_point.h"
 #include "tmem/opcode.h"
 
 namespace tmem {
@@ -172,6 +174,39 @@ TEST_F(RemoteTest, ADeadLockHolderCostsAtMostTheWaitBound) {
   elapsed = ms_since(start);
   EXPECT_EQ(lookup, ModuleCache::Lookup::kCompiled);
   EXPECT_LT(elapsed, 2000);
+}
+
+// N06: a lookup waiting for another process's lock when exit begins gives up at once, compiles
+// nothing and stores nothing, so the exit handler that waits for it is not held for the wait bound.
+TEST_F(RemoteTest, ExitAbandonsAWaitForAnotherProcesssLock) {
+  TempDir dir;
+  const std::string lock = "tmemjit:v1:" + test_key(5).hex() + ":lock";
+  server_.command({"SET", lock, "other-process", "PX", "600000"});
+  EXPECT_EXIT(
+      {
+        CacheOptions options = remote_options(server_.url(), dir.path());
+        options.remote_lock_wait_ms = 600000;  // ten minutes: only abandoning ends it in time
+        ModuleCache cache(options);
+        std::atomic<int> calls{0};
+        std::promise<Result<ModuleCache::Ptr>> promise;
+        std::future<Result<ModuleCache::Ptr>> got = promise.get_future();
+        std::thread waiter([&] {
+          promise.set_value(cache.get_or_compile(test_key(5), CountingCompile{&calls, 5}));
+        });
+        for (int i = 0; i < 2000 && cache.stats().remote_lock_waits == 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (cache.stats().remote_lock_waits != 1) std::_Exit(2);  // never began to wait
+        ExitPoint::instance().run();
+        const bool ended = got.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+        if (!ended) std::_Exit(3);
+        waiter.join();
+        const Result<ModuleCache::Ptr> result = got.get();
+        const bool refused = !result.ok() && result.error().message().find(
+                                                 "the process is exiting") != std::string::npos;
+        std::_Exit(!refused ? 4 : calls.load() != 0 ? 5 : cache.stats().remote_writes != 0 ? 6 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(server_.command({"GET", lock}), "other-process");  // the holder's lock untouched
 }
 
 // SIGSTOP: the server accepts connections (the kernel does) but never answers. A lookup costs one
