@@ -7,6 +7,9 @@
 
 #include <cstdio>
 #include <future>
+#include <map>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,9 +36,35 @@ __device__ unsigned int code_of(const int* index, int rank) {
   return v;
 }
 
+// The TMEM image cell by cell through the kernel's own 32x32b.x1, independent of the library's
+// transfers and of NAME_coord: warps 0-3 each cover their lane quarter (a warp reaches only its
+// own 32 lanes). With `dump` null every cell is set to kUnwritten, else each cell is read into
+// dump[lane * columns + column].
+constexpr unsigned int kUnwritten = 0xFFFFFFFEu;
+__device__ void tmem_image(unsigned int base, unsigned int columns, unsigned int* dump) {
+  const unsigned int warp = threadIdx.x / 32;
+  if (warp >= 4) return;
+  const unsigned int lane = warp * 32 + threadIdx.x % 32;
+  for (unsigned int c = 0; c < columns; ++c) {
+    const unsigned int address = base + ((warp * 32) << 16) + c;
+    if (dump == nullptr) {
+      asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};"
+                   :: "r"(address), "r"(kUnwritten) : "memory");
+    } else {
+      unsigned int v;
+      asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];"
+                   : "=r"(v) : "r"(address) : "memory");
+      asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+      dump[lane * columns + c] = v;
+    }
+  }
+  if (dump == nullptr) asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+}
+
 // scope_warp: the warp of a warp-scope transfer (-1: every thread of the block is in the scope).
 extern "C" __global__ void __launch_bounds__(256)
-    probe(unsigned int* out, unsigned int* expect, unsigned int columns, int scope_warp) {
+    probe(unsigned int* out, unsigned int* expect, unsigned int* dump, unsigned int columns,
+          int scope_warp) {
   __shared__ unsigned int base_shared;
   const bool in_scope = scope_warp < 0 || threadIdx.x / 32 == static_cast<unsigned int>(scope_warp);
   const unsigned int t = scope_warp < 0 ? threadIdx.x : threadIdx.x % 32;
@@ -44,6 +73,10 @@ extern "C" __global__ void __launch_bounds__(256)
   __syncthreads();
   tmemjit::fence_after_sync();
   const unsigned int base = base_shared;
+  tmem_image(base, columns, nullptr);
+  tmemjit::fence_before_sync();
+  __syncthreads();
+  tmemjit::fence_after_sync();
   constexpr int kSt = RankOf<decltype(st_t_coord)>::value;
   constexpr int kLd = RankOf<decltype(ld_t_coord)>::value;
   unsigned int regs[st_t_regs];
@@ -57,6 +90,7 @@ extern "C" __global__ void __launch_bounds__(256)
   tmemjit::fence_before_sync();
   __syncthreads();
   tmemjit::fence_after_sync();
+  tmem_image(base, columns, dump);
   unsigned int back[ld_t_regs];
   if (in_scope) {
     ld_t(base, back);
@@ -172,6 +206,7 @@ std::vector<Case> select_cases() {
 
 struct Launched {
   std::vector<std::uint32_t> out, expect;
+  std::vector<std::uint32_t> dump;  // TMEM after st_t: 128 lanes x columns
 };
 
 Launched run(const Kernel& kernel, const Case& c, int regs, unsigned columns) {
@@ -180,9 +215,12 @@ Launched run(const Kernel& kernel, const Case& c, int regs, unsigned columns) {
   const size_t words = threads * static_cast<size_t>(regs);
   auto out = driver::DeviceBuffer::alloc(words * 4).value();
   auto expect = driver::DeviceBuffer::alloc(words * 4).value();
+  const size_t cells = size_t{128} * columns;
+  auto dump = driver::DeviceBuffer::alloc(cells * 4).value();
   EXPECT_TRUE(out.fill(0).ok());
+  EXPECT_TRUE(dump.fill(0).ok());
   int scope_warp = c.scope_warp;
-  void* args[] = {out.arg(), expect.arg(), &columns, &scope_warp};
+  void* args[] = {out.arg(), expect.arg(), dump.arg(), &columns, &scope_warp};
   LaunchConfig config;
   config.block = {c.threads, 1, 1};
   Status launched = kernel.launch(config, args);
@@ -193,6 +231,8 @@ Launched run(const Kernel& kernel, const Case& c, int regs, unsigned columns) {
   result.expect.resize(words);
   EXPECT_TRUE(out.download(result.out.data(), words * 4).ok());
   EXPECT_TRUE(expect.download(result.expect.data(), words * 4).ok());
+  result.dump.resize(cells);
+  EXPECT_TRUE(dump.download(result.dump.data(), cells * 4).ok());
   return result;
 }
 
@@ -224,6 +264,15 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
       return compiled;
     }));
   int generic_cases = 0;
+  // The generic cases by their generic module: layouts of one signature share it.
+  struct Ran {
+    size_t index;
+    Result<Kernel> generic;
+    int regs;
+    unsigned columns;
+    Launched launched;
+  };
+  std::map<std::string, std::vector<Ran>> by_module;
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].name);
     Compiled compiled = futures[i].get();
@@ -243,6 +292,7 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
     const Launched specialized = run(*compiled.specialized, cases[i], regs, columns);
     const Launched generic = run(*compiled.generic, cases[i], regs, columns);
     int used = 0;
+    std::set<std::uint32_t> stored(specialized.dump.begin(), specialized.dump.end());
     for (size_t w = 0; w < specialized.out.size(); ++w) {
       if (specialized.expect[w] == 0xFFFFFFFFu) continue;  // a slot the layout leaves unused
       ++used;
@@ -250,9 +300,37 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
           << "specialized: thread " << w / regs << ", slot " << w % regs;
       ASSERT_EQ(generic.out[w], specialized.out[w])
           << "generic: thread " << w / regs << ", slot " << w % regs;
+      ASSERT_TRUE(stored.count(specialized.expect[w]))  // the store put the element in TMEM
+          << "TMEM holds no cell with thread " << w / regs << ", slot " << w % regs << "'s code";
     }
     EXPECT_GT(used, 0);
+    // What the store left in TMEM, read by the kernel's own loads: the same cell for cell.
+    for (size_t cell = 0; cell < specialized.dump.size(); ++cell)
+      ASSERT_EQ(generic.dump[cell], specialized.dump[cell])
+          << "TMEM lane " << cell / columns << ", column " << cell % columns;
+    const std::span<const char> module = compiled.generic->cubin();
+    by_module[std::string(module.data(), module.size())].push_back(
+        {i, std::move(compiled.generic), regs, columns, generic});
   }
+  // Two layouts of one signature share the generic module and differ only in the descriptor a
+  // launch writes: launched interleaved (A, B, A), each gives what it gave alone.
+  int interleaved = 0;
+  for (auto& [module, ran] : by_module) {
+    if (ran.size() < 2 || interleaved >= 4) continue;
+    Ran& a = ran[0];
+    Ran* b = nullptr;
+    for (size_t k = 1; k < ran.size() && b == nullptr; ++k)
+      if (ran[k].launched.out != a.launched.out) b = &ran[k];
+    if (b == nullptr) continue;
+    SCOPED_TRACE(cases[a.index].name + " / " + cases[b->index].name);
+    ++interleaved;
+    for (Ran* r : {&a, b, &a}) {
+      const Launched again = run(*r->generic, cases[r->index], r->regs, r->columns);
+      EXPECT_EQ(again.out, r->launched.out) << cases[r->index].name;
+      EXPECT_EQ(again.dump, r->launched.dump) << cases[r->index].name;
+    }
+  }
+  EXPECT_GT(interleaved, 0) << "no two layouts shared a generic module";
   // Every native image is data; of select's forms, at most a few are not.
   EXPECT_GE(generic_cases, static_cast<int>(cases.size()) - 4);
 }

@@ -4,10 +4,11 @@
 // cache); the runs on Hopper emulation are examples/epilogue --specialization lazy (label emu).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <set>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,22 +156,25 @@ TEST_F(GenericTier, LazyStartsOnTheGenericTierAndSwitchesToTheSpecializedKernel)
   EXPECT_TRUE(lazy->wait_specialized().ok());  // nothing to wait for
 }
 
-// Readers of a lazy kernel during its switch (what a launch reads: the active tier's module) see
-// one whole tier at a time, never a mix (run under TSan by scripts/sanitize.sh).
+// Readers of a lazy kernel during its switch (what a launch reads: the active tier's name and
+// module) see one whole tier at a time, never a mix, and tiers only move forward: generic, then
+// specialized (run under TSan by scripts/sanitize.sh).
 TEST_F(GenericTier, ConcurrentReadersSeeOneWholeTierDuringTheSwitch) {
   ASSERT_TRUE(compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric)).ok());
   auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy));
   ASSERT_TRUE(f.ok()) << f.error().full_text();
-  // Readers start while the specialized kernel compiles; each records what it saw.
+  ASSERT_EQ(f->tier(), "generic");
+  // Readers start while the specialized kernel compiles; each records every change it saw.
+  using Seen = std::pair<std::string, size_t>;
   std::atomic<bool> done{false};
-  std::vector<std::set<std::pair<std::string, size_t>>> seen(3);
+  std::vector<std::vector<Seen>> seen(3);
   std::vector<std::thread> readers;
   for (auto& mine : seen)
     readers.emplace_back([&done, &f, &mine] {
       while (!done.load()) {
         const Kernel copy = *f;  // copies share the switch
-        const std::string tier(copy.tier());
-        mine.emplace(tier, copy.cubin().size());
+        Seen now(std::string(copy.tier()), copy.cubin().size());
+        if (mine.empty() || mine.back() != now) mine.push_back(std::move(now));
       }
     });
   EXPECT_TRUE(f->wait_specialized().ok());
@@ -179,11 +183,19 @@ TEST_F(GenericTier, ConcurrentReadersSeeOneWholeTierDuringTheSwitch) {
   auto specialized = compile_kernel(roundtrip(), layout_f(), with(Specialization::kEager));
   auto generic = compile_kernel(roundtrip(), layout_f(), with(Specialization::kGeneric));
   ASSERT_TRUE(specialized.ok() && generic.ok());
-  for (const auto& mine : seen)
-    for (const auto& [tier, size] : mine) {
-      ASSERT_TRUE(tier == "generic" || tier == "specialized") << tier;
-      ASSERT_TRUE(size == specialized->cubin().size() || size == generic->cubin().size()) << size;
-    }
+  // The two modules must be told apart by what a reader records, or a mix could not show.
+  ASSERT_NE(specialized->cubin().size(), generic->cubin().size());
+  const Seen generic_tier("generic", generic->cubin().size());
+  const Seen specialized_tier("specialized", specialized->cubin().size());
+  for (const auto& mine : seen) {
+    ASSERT_FALSE(mine.empty());
+    // A prefix of [generic, specialized]: whole tiers, in order.
+    const std::vector<std::vector<Seen>> allowed = {
+        {generic_tier}, {specialized_tier}, {generic_tier, specialized_tier}};
+    EXPECT_NE(std::find(allowed.begin(), allowed.end(), mine), allowed.end())
+        << ::testing::PrintToString(mine);
+  }
+  EXPECT_EQ(seen[0].front(), generic_tier);  // the readers began before the switch
   EXPECT_EQ(f->tier(), "specialized");
   EXPECT_EQ(f->cubin().size(), specialized->cubin().size());
 }
