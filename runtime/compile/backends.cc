@@ -2,6 +2,8 @@
 // driver's JIT, NVRTC for CUDA C++.
 #include "runtime/compile/backends.h"
 
+#include <dlfcn.h>
+
 #ifdef TMEMJIT_HAVE_NVPTXCOMPILER
 #include <nvPTXCompiler.h>
 #endif
@@ -20,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/compile/reproducer.h"
 #include "runtime/compile/sass.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvjitlink.h"
@@ -101,6 +104,14 @@ class Keeper {
     const Key128 key = KeyBuilder().str("input", input).str("options", to_string(options)).finish();
     stem_ = options.keep_dir + "/" + keep_file_stem(stem, key.hex().substr(0, 16));
     error_ = keep(write_file(stem_ + input_suffix, input));
+  }
+
+  // With NVRTC's inputs, before the compile: what rebuilds it with NVRTC alone
+  // (reproducer.h). The stem is filled in here.
+  void keep_reproducer(NvrtcReproducer reproducer) {
+    if (stem_.empty() || !error_) return;
+    reproducer.stem = stem_;
+    error_ = keep(write_nvrtc_reproducer(reproducer));
   }
 
   // Requires: called once, after the compile; `cubin` may be empty (a failed compile).
@@ -749,6 +760,17 @@ Result<CudaFrontEnd> compile_cuda_front_end(
   Result<const nvrtc::Api*> loaded = nvrtc::api();
   if (!loaded) return fail("nvrtc", loaded.error().message(), "");
   const nvrtc::Api& api = **loaded;
+  if (keeper) {
+    Dl_info where{};
+    const bool found = ::dladdr(reinterpret_cast<void*>(api.compile_program), &where) != 0 &&
+                       where.dli_fname != nullptr;
+    keeper->keep_reproducer({{},
+                             program_name,
+                             headers,
+                             opts,
+                             name_expressions,
+                             found ? std::string(where.dli_fname) : std::string()});
+  }
   const auto start = Clock::now();
   std::vector<const char*> header_texts, header_names;
   for (const auto& [name, text] : headers) {

@@ -22,6 +22,7 @@
 #include "kernels/generic_transfer.h"
 #include "kernels/specialized_source.h"
 #include "runtime/compile/backends.h"
+#include "runtime/compile/closure_search.h"
 #include "runtime/compile/include_closure.h"
 #include "runtime/compile/log_hints.h"
 #include "runtime/compile/precompiled_headers.h"
@@ -126,7 +127,6 @@ struct FrontEnd {
 
 // Why the library makes no precompiled headers for this compile; empty when it does.
 std::string pch_off_reason(const kernels::CudaUnit& unit, const KernelContext& context) {
-  if (context.user_pch) return "off: your own precompiled-header options";
   if (!unit.header_stop)
     return std::string("off: the source does not write #include <") +
            std::string(kernels::kTransfersHeader) + "> itself";
@@ -386,6 +386,17 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     meta.headers = front_end->headers;
     meta.log = front_end->log;
     if (!front_end->warning.empty()) meta.warnings.push_back(front_end->warning);
+    if (!context.replaced_pch.empty()) {
+      std::string given;
+      for (const std::string& option : context.replaced_pch) given += " " + option;
+      meta.warnings.push_back(
+          "your NVRTC precompiled-header options (" + given.substr(1) +
+          ") are replaced by the library's own: NVRTC reuses a precompiled header without "
+          "checking the generated <" +
+          std::string(kernels::kTransfersHeader) +
+          ">, so one of its making could serve one layout's transfers to another "
+          "(docs/specialization.md \"Options\"); leave them out to silence this");
+    }
     built.headers_reused = front_end->headers_reused;
     built.front_end_ms = front_end->ms;
     const std::vector<std::string> entries = ptx::entry_names(ptx);
@@ -394,10 +405,14 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     if (meta.entry.empty() ||
         std::find(entries.begin(), entries.end(), meta.entry) == entries.end())
       return unknown_entry(source, entries);
+    // A header-only library calls its transfers from a header the source includes: the
+    // closure's headers are searched too, only when the source itself does not name one.
     for (const kernels::TransferCode& code : prepared->codes)
-      if (!kernels::mentions_identifier(source.text, code.options.name))
+      if (!kernels::mentions_identifier(source.text, code.options.name) &&
+          (includes.closure == nullptr ||
+           !closure_mentions_identifier(*includes.closure, code.options.name)))
         meta.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
-                                path_of(source));
+                                path_of(source) + " or a header it includes");
   } else {
     const std::vector<std::string> entries = ptx::entry_names(source.text);
     meta.entry = ptx::find_entry(entries, source.entry);

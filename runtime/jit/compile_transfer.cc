@@ -33,8 +33,8 @@
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
-#include "runtime/support/warning.h"
 #include "runtime/ptx/ir.h"
+#include "runtime/support/warning.h"
 #include "tmem/check.h"
 #include "tmem/code_stats.h"
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_set>
@@ -90,6 +91,47 @@ Status check_separate_values(const std::vector<std::string>& list, const char* l
     ++i;
   }
   return std::monostate{};
+}
+
+// NVRTC's spelling of the PTX compiler's options: --ptxas-options=V, -Xptxas=V, or either one
+// followed by V as the next element. NVRTC hands V to ptxas when it makes a cubin; compile_kernel
+// asks NVRTC for PTX, so V goes to options.backend's PTX compiler, split at commas as nvcc's
+// -Xptxas list is (issue 41 item 9). Returns the list without them; their values go to `ptx`.
+Result<std::vector<std::string>> take_ptxas_options(const std::vector<std::string>& list,
+                                                    const char* list_name,
+                                                    std::vector<std::string>* ptx) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string& option = list[i];
+    std::string value;
+    bool found = false;
+    for (const std::string_view flag : {"--ptxas-options", "-Xptxas"}) {
+      if (option == flag) {
+        if (i + 1 == list.size() || list[i + 1].empty())
+          return Error(ErrorCode::kUsage,
+                       "compile_kernel: '" + option + "' in " + list_name +
+                           " needs the PTX compiler's options as its value",
+                       "give them attached (" + option + "=-O3,-v), or list them in ptx_options");
+        value = list[++i];
+        found = true;
+      } else if (option.size() > flag.size() && option.starts_with(flag) &&
+                 option[flag.size()] == '=') {
+        value = option.substr(flag.size() + 1);
+        found = true;
+      }
+      if (found) break;
+    }
+    if (!found) {
+      rest.push_back(option);
+      continue;
+    }
+    for (size_t at = 0; at <= value.size();) {
+      const size_t comma = std::min(value.find(',', at), value.size());
+      if (comma > at) ptx->push_back(value.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  return rest;
 }
 
 bool names_standard(const std::string& option) {
@@ -187,32 +229,44 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
   context.ptx.nvrtc_options.clear();
   // The older list: front-end options (with a separate value, two elements) to NVRTC, the rest
   // to the PTX compiler before ptx_options.
-  std::vector<std::string> ptx_options;
+  std::vector<std::string> ptx_options, routed_to_ptx;
+  Result<std::vector<std::string>> extra =
+      take_ptxas_options(given.extra_options, "extra_options", &routed_to_ptx);
+  if (!extra.ok()) return std::move(extra).error();
+  Result<std::vector<std::string>> nvrtc =
+      take_ptxas_options(given.nvrtc_options, "nvrtc_options", &routed_to_ptx);
+  if (!nvrtc.ok()) return std::move(nvrtc).error();
   if (cuda) {
-    if (Status checked = check_separate_values(given.extra_options, "extra_options"); !checked.ok())
+    if (Status checked = check_separate_values(*extra, "extra_options"); !checked.ok())
       return std::move(checked).error();
-    if (Status checked = check_separate_values(given.nvrtc_options, "nvrtc_options"); !checked.ok())
+    if (Status checked = check_separate_values(*nvrtc, "nvrtc_options"); !checked.ok())
       return std::move(checked).error();
   }
-  for (size_t i = 0; i < given.extra_options.size(); ++i) {
-    const std::string& option = given.extra_options[i];
+  for (size_t i = 0; i < extra->size(); ++i) {
+    const std::string& option = (*extra)[i];
     if (cuda && is_front_end_option(option)) {
       context.user_nvrtc.push_back(option);
-      if (takes_separate_value(option) && i + 1 < given.extra_options.size())
-        context.user_nvrtc.push_back(given.extra_options[++i]);
+      if (takes_separate_value(option) && i + 1 < extra->size())
+        context.user_nvrtc.push_back((*extra)[++i]);
     } else {
       ptx_options.push_back(option);
     }
   }
+  ptx_options.insert(ptx_options.end(), routed_to_ptx.begin(), routed_to_ptx.end());
   ptx_options.insert(ptx_options.end(), given.ptx_options.begin(), given.ptx_options.end());
   context.ptx.ptx_options = std::move(ptx_options);
-  context.user_nvrtc.insert(context.user_nvrtc.end(), given.nvrtc_options.begin(),
-                            given.nvrtc_options.end());
+  context.user_nvrtc.insert(context.user_nvrtc.end(), nvrtc->begin(), nvrtc->end());
   if (!cuda && !context.user_nvrtc.empty())
     return Error(ErrorCode::kUsage,
                  "compile_kernel: nvrtc_options apply to CUDA sources; " + source.path +
                      " is PTX (its first option: " + context.user_nvrtc.front() + ")",
                  "give the PTX compiler's options in ptx_options");
+  if (cuda) {
+    std::vector<std::string> kept;
+    for (std::string& option : context.user_nvrtc)
+      (names_pch(option) ? context.replaced_pch : kept).push_back(std::move(option));
+    context.user_nvrtc = std::move(kept);
+  }
   bool standard = false;
   for (const std::string& option : context.user_nvrtc) {
     if (option.empty())
@@ -224,7 +278,6 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
                        "' names an architecture; the target is CompileOptions::target",
                    "tmemjit specialize --target, Python target=");
     standard = standard || names_standard(option);
-    context.user_pch = context.user_pch || names_pch(option);
   }
   for (const std::string& option : context.ptx.ptx_options)
     if (option.empty())

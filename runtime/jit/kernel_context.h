@@ -20,7 +20,11 @@ struct KernelContext {
   std::vector<std::string> nvrtc;       // NVRTC's options after the architecture: the user's, then
                                         // the defaults that theirs do not replace
   std::vector<std::string> user_nvrtc;  // the user's alone (the ones to check)
-  bool user_pch = false;  // the user chose NVRTC's precompiled-header options themselves
+  // The user's own NVRTC precompiled-header options (--pch, --pch-dir=, --create-pch=,
+  // --use-pch=): replaced by the library's, so never given to NVRTC. NVRTC reuses a precompiled
+  // header without checking in-memory headers, the generated transfers among them, so one of its
+  // own making could serve one layout's transfers to another (docs/specialization.md "Options").
+  std::vector<std::string> replaced_pch;
   // A CUDA source with the backend left to auto: NVRTC compiles to the cubin itself (its own
   // ptxas), which is exactly what NVRTC makes of the source; a named backend gets NVRTC's PTX.
   bool nvrtc_compiles = false;

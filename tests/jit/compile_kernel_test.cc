@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/cache_test_util.h"
+#include "common/cli_util.h"
 #include "common/files.h"
 #include "common/nvrtc_direct.h"
 #include "common/ptx_fixtures.h"
@@ -29,7 +30,9 @@
 #include "tmem/cache.h"
 #include "tmem/check.h"
 #include "tmem/compile.h"
+#include "tmem/coords.h"
 #include "tmem/jit.h"
+#include "tmem/select.h"
 #include "tmem/specialize.h"
 
 namespace tmem {
@@ -449,6 +452,62 @@ TEST_F(CompileKernel, SpecializedKernelsTextIsNvrtcsOfTheInlineSourceByteForByte
   }
 }
 
+// The same for the softmax example (examples/softmax): four transfers, among them the bf16 P
+// store tmem::packed_twin makes, no wait, chunk columns as arguments, and a -D the kernel needs.
+TEST_F(CompileKernel, SoftmaxsTextIsNvrtcsOfTheInlineSourceByteForByte) {
+  const std::string include = "#include <tmemjit/transfers.cuh>";
+  const std::string softmax =
+      read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/softmax/softmax.cu");
+  const std::string columns = "-DSOFTMAX_COLUMNS=128";
+  struct Chunk {
+    const char* name;
+    const char* regs;
+  };
+  for (const Target target : {Target::kSm100a, Target::kSm100f}) {
+    for (const Chunk& chunk :
+         {Chunk{"32x32b", "tensor((128,32), S[(128,32):(1@tid_in_wg,1)], f32)"},
+          Chunk{"16x256b",
+                "tensor((128,32), S[(4,2,2,8,4,4,2):(32@tid_in_wg,16,2,4@tid_in_wg,4,"
+                "1@tid_in_wg,1)], f32)"}}) {
+      SCOPED_TRACE(std::string(to_string(target)) + " " + chunk.name);
+      const View tmem = View::parse("tensor((128,32), S[(128,32):(1@TLane,1@TCol)], f32)").value();
+      const View regs = View::parse(chunk.regs).value();
+      const TransferSpec load =
+          select(Direction::kLoad, Scope::warpgroup(), tmem, regs).value().spec;
+      const TransferSpec store =
+          select(Direction::kStore, Scope::warpgroup(), tmem, regs).value().spec;
+      const TransferSpec p_store = packed_twin(load, DType::kBF16).value();
+      const Opcode p_load_op =
+          Opcode::make(Direction::kLoad, p_store.op().shape(), p_store.op().num(), false).value();
+      const TransferSpec p_load =
+          TransferSpec::make(p_load_op, p_store.scope(), p_store.tmem(), p_store.regs()).value();
+      const std::vector<NamedTransfer> transfers = {
+          transfer(store, "s_store", false, true), transfer(load, "s_load", false, true),
+          transfer(p_store, "p_store", false, true), transfer(p_load, "p_load", false, true)};
+      CompileOptions options;
+      options.target = target;
+      options.nvrtc_options = {columns};
+      auto specialized =
+          compile_kernel({Language::kCuda, softmax, "softmax", "softmax.cu"}, transfers, options);
+      ASSERT_TRUE(specialized.ok()) << specialized.error().full_text();
+      std::string inline_text = softmax;
+      std::string functions;
+      for (const NamedTransfer& t : transfers)
+        functions += device_function(t.spec, t.options).value().source;
+      inline_text.replace(inline_text.find(include), include.size(), functions);
+      auto reference = testing::nvrtc_cubin(
+          inline_text, {"--gpu-architecture=" + std::string(to_string(target)), "--std=c++17",
+                        "--include-path=" + toolkit_include_dir(), columns});
+      ASSERT_TRUE(reference.ok()) << reference.error().full_text();
+      const std::string ours = testing::text_bytes(specialized->cubin(), "softmax");
+      const std::string theirs = testing::text_bytes(*reference, "softmax");
+      ASSERT_GT(theirs.size(), 0u);
+      EXPECT_EQ(ours.size(), theirs.size());
+      EXPECT_TRUE(ours == theirs) << "the .text bytes differ";
+    }
+  }
+}
+
 // An autotuner compiles its candidate layouts from a pool of threads (the shape
 // scripts/sanitize.sh runs under ThreadSanitizer): the source's front end runs once for all of
 // them, each layout's kernel once, and every thread gets its layout's one module.
@@ -704,6 +763,36 @@ TEST(KernelContextRouting, DefaultDeviceInEitherSpellingGoesToNvrtc) {
     ASSERT_TRUE(context.ok()) << context.error().full_text();
     EXPECT_EQ(context->user_nvrtc, std::vector<std::string>{option});
     EXPECT_TRUE(context->ptx.ptx_options.empty());
+  }
+}
+
+// NVRTC's own spelling of the PTX compiler's options, in either list, goes where NVRTC would
+// send it: the PTX compiler, split at commas; the rest of the list is routed as before. Without a
+// value it is a usage error naming ptx_options (issue 41 item 9).
+TEST(KernelContextRouting, PtxasOptionsInNvrtcsSpellingGoToThePtxCompiler) {
+  CompileOptions options;
+  options.extra_options = {"--ptxas-options=-O3,-v", "-DX=1", "-Xptxas", "-maxrregcount=64"};
+  options.nvrtc_options = {"-Xptxas=--allow-expensive-optimizations=true", "-DY=2"};
+  options.ptx_options = {"-lineinfo"};
+  const auto context = kernel_context(roundtrip_source(), options);
+  ASSERT_TRUE(context.ok()) << context.error().full_text();
+  EXPECT_EQ(context->user_nvrtc, (std::vector<std::string>{"-DX=1", "-DY=2"}));
+  EXPECT_EQ(context->ptx.ptx_options,
+            (std::vector<std::string>{"-O3", "-v", "-maxrregcount=64",
+                                      "--allow-expensive-optimizations=true", "-lineinfo"}));
+  // The options themselves are the PTX compiler's: it accepts them.
+  EXPECT_TRUE(check_user_options(roundtrip_source(), *context).ok());
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--ptxas-options"}, std::vector<std::string>{"-Xptxas", ""}}) {
+    CompileOptions refused;
+    refused.extra_options = bad;
+    const auto error = kernel_context(roundtrip_source(), refused);
+    ASSERT_FALSE(error.ok());
+    EXPECT_EQ(error.error().code(), ErrorCode::kUsage);
+    EXPECT_NE(error.error().message().find("needs the PTX compiler's options as its value"),
+              std::string::npos)
+        << error.error().message();
+    EXPECT_NE(error.error().full_text().find("ptx_options"), std::string::npos);
   }
 }
 
@@ -982,11 +1071,115 @@ TEST_F(CompileKernel, ATransferTheSourceNeverCallsIsAWarning) {
   auto kernel = compile_kernel(roundtrip_source(), transfers, {}, &report);
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
   ASSERT_EQ(report.warnings.size(), 1u);
-  EXPECT_EQ(report.warnings[0], "transfer 'unused' is never called by kernel.cu");
+  EXPECT_EQ(report.warnings[0],
+            "transfer 'unused' is never called by kernel.cu or a header it includes");
   // A hit reports it too.
   ASSERT_TRUE(compile_kernel(roundtrip_source(), transfers, {}, &report).ok());
   EXPECT_EQ(report.cache, CacheSource::kMemory);
   EXPECT_EQ(report.warnings.size(), 1u);
+}
+
+// A header-only library calls its transfers from a header the source includes (issue 41 item
+// 7): that is a call, no warning; a transfer no file of the closure names still gets one.
+TEST_F(CompileKernel, ATransferCalledFromAnIncludedHeaderIsCalled) {
+  TempDir include_dir;
+  ASSERT_TRUE(include_dir.ok());
+  std::ofstream(include_dir.path() / "calls.h")
+      << "#include <tmemjit/transfers.cuh>\n"
+         "__device__ __forceinline__ void store_tile(unsigned int base, float (&r)[acc_st_regs]) "
+         "{\n"
+         "  acc_st(base, r);\n"
+         "}\n";
+  KernelSource source = roundtrip_source();
+  const std::string include = "#include <tmemjit/transfers.cuh>";
+  source.text.replace(source.text.find(include), include.size(), "#include <calls.h>");
+  const std::string call = "acc_st(base, regs);";
+  source.text.replace(source.text.find(call), call.size(), "store_tile(base, regs);");
+  ASSERT_EQ(source.text.find("acc_st("), std::string::npos);
+  CompileOptions options;
+  options.nvrtc_options = {"-I" + include_dir.path().string()};
+  CompileReport report;
+  auto kernel = compile_kernel(source, seed_transfers(), options, &report);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_TRUE(report.warnings.empty()) << ::testing::PrintToString(report.warnings);
+  auto transfers = seed_transfers();
+  transfers.push_back(transfer(tmemjit_test::seed_pack(false).make(), "unused"));
+  ASSERT_TRUE(compile_kernel(source, transfers, options, &report).ok());
+  EXPECT_EQ(report.warnings,
+            std::vector<std::string>{
+                "transfer 'unused' is never called by kernel.cu or a header it includes"});
+}
+
+// The user's own NVRTC precompiled-header options are replaced by the library's, with a warning
+// (issue 41 item 2): NVRTC reuses its own precompiled header without checking in-memory headers,
+// so where the transfers are included through a header it could hold one layout's transfers and
+// serve them to the next. Each layout's kernel has its own transfers.
+TEST_F(CompileKernel, TheUsersOwnPchOptionsAreReplacedSoNoLayoutServesAnother) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::filesystem::create_directories(dir.path() / "pch");
+  std::ofstream(dir.path() / "epi_transfers.h") << "#include <tmemjit/transfers.cuh>\n";
+  KernelSource source = epilogue_with_a_header("own pch");
+  const std::string include = "#include <tmemjit/transfers.cuh>";
+  source.text.replace(source.text.find(include), include.size(), "#include <epi_transfers.h>");
+  CompileOptions options;
+  options.nvrtc_options = {"-I" + dir.path().string(), "--pch",
+                           "--pch-dir=" + (dir.path() / "pch").string()};
+  for (const auto& [load, store, op] : {std::tuple{"d_x32_ld", "d_x32_st", "32x32b.x32"},
+                                        std::tuple{"f_16x256b_ld", "f_16x256b_st", "16x256b.x8"}}) {
+    SCOPED_TRACE(load);
+    CompileReport report;
+    const std::vector<NamedTransfer> transfers = {
+        transfer(layout(load), "acc_load", false, true),
+        transfer(layout(store), "acc_store", false, true)};
+    auto kernel = compile_kernel(source, transfers, options, &report);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+    EXPECT_NE(std::string(kernel->ptx()).find(op), std::string::npos) << "not its own transfers";
+    ASSERT_EQ(report.warnings.size(), 1u) << ::testing::PrintToString(report.warnings);
+    EXPECT_NE(report.warnings[0].find("your NVRTC precompiled-header options (--pch --pch-dir="),
+              std::string::npos)
+        << report.warnings[0];
+    EXPECT_NE(report.warnings[0].find("are replaced by the library's own"), std::string::npos);
+  }
+  // Nothing of NVRTC's own was made there: the options never reached it.
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "pch"));
+}
+
+// keep_dir keeps what rebuilds the compile with NVRTC alone (issue 41 item 8): the source NVRTC
+// got, every in-memory header (the generated transfers, the precompiled prefix), the options and
+// a script; run with nothing of the library, it makes the same cubin. A layout's second compile
+// reuses the precompiled headers; its reproducer needs none of them.
+TEST_F(CompileKernel, AKeptCompileRebuildsWithNvrtcAloneToTheSameCubin) {
+  TempDir keep;
+  ASSERT_TRUE(keep.ok());
+  const KernelSource source = epilogue_with_a_header("reproducer");
+  for (const char* load : {"d_x32_ld", "f_16x256b_ld"}) {
+    SCOPED_TRACE(load);
+    const std::string store = std::string(load).replace(std::string(load).size() - 2, 2, "st");
+    CompileOptions options;
+    options.keep_dir = (keep.path() / load).string();
+    const std::vector<NamedTransfer> transfers = {
+        transfer(layout(load), "acc_load", false, true),
+        transfer(layout(store), "acc_store", false, true)};
+    auto kernel = compile_kernel(source, transfers, options);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+    std::vector<std::filesystem::path> scripts;
+    for (const auto& entry : std::filesystem::directory_iterator(options.keep_dir))
+      if (entry.path().string().ends_with(".rebuild.py")) scripts.push_back(entry.path());
+    ASSERT_EQ(scripts.size(), 1u);
+    const std::string recipe =
+        read_file(scripts[0].string().substr(0, scripts[0].string().size() - 11) + ".nvrtc.json");
+    EXPECT_NE(recipe.find("tmemjit/transfers.cuh"), std::string::npos) << recipe;
+    EXPECT_NE(recipe.find("tmemjit-prefix.cuh"), std::string::npos) << recipe;
+    EXPECT_EQ(recipe.find("--pch"), std::string::npos) << recipe;
+    const std::filesystem::path rebuilt = keep.path() / (std::string(load) + ".cubin");
+    const std::string command = "python3 " + tmemjit_test::shell_quote(scripts[0].string()) + " " +
+                                tmemjit_test::shell_quote(rebuilt.string()) + " >" +
+                                tmemjit_test::shell_quote((keep.path() / "out").string()) + " 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << read_file(keep.path() / "out");
+    const std::string ours(kernel->cubin().data(), kernel->cubin().size());
+    EXPECT_TRUE(read_file(rebuilt) == ours) << "the rebuilt cubin differs";
+  }
 }
 
 // Names found only as parts of other words ("st" in "acc_st", "ld" in "acc_ld") or in comments
@@ -1001,7 +1194,8 @@ TEST_F(CompileKernel, NamesInsideOtherWordsOrCommentsAreNotCallsOrEntries) {
   auto kernel = compile_kernel(source, transfers, {}, &report);
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
   ASSERT_EQ(report.warnings.size(), 1u);
-  EXPECT_EQ(report.warnings[0], "transfer 'st' is never called by kernel.cu");
+  EXPECT_EQ(report.warnings[0],
+            "transfer 'st' is never called by kernel.cu or a header it includes");
 
   KernelSource ptx;
   ptx.language = Language::kPtx;

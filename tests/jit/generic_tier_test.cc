@@ -8,9 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <utility>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/cache_test_util.h"
