@@ -56,10 +56,9 @@ int main() {
       "tensor((4,32,64), S[(4,32,64):(32@TLane,1@TLane,1@TCol)], b32)",
       "tensor((4,32,64), S[(4,32,64):(32@tid_in_wg,1@tid_in_wg,1)], b32)");
   if (!spec) return 1;
-  tmem::NamedTransfer transfer;
-  transfer.spec = *spec;
-  transfer.options.name = "load_acc";
-  const std::vector<tmem::NamedTransfer> transfers = {transfer};
+  tmem::DeviceFunctionOptions function_options;
+  function_options.name = "load_acc";
+  const std::vector<tmem::NamedTransfer> transfers = {{*spec, function_options}};
   auto kernel = tmem::compile_kernel(tmem::KernelSource{}, transfers, options);
   if (kernel || kernel.error().code() != tmem::ErrorCode::kUsage) return 1;
   std::cout << "compile_kernel: " << tmem::to_string(kernel.error().code()) << "\n";
