@@ -254,7 +254,7 @@ struct Builder {
 
 namespace tmem {
 
-std::span<const KernelKind> all_kernel_kinds() noexcept {
+Span<const KernelKind> all_kernel_kinds() noexcept {
   static constexpr KernelKind kKinds[] = {KernelKind::kRoundtrip, KernelKind::kStore,
                                           KernelKind::kLoad, KernelKind::kFill};
   return kKinds;

@@ -8,7 +8,9 @@ TMEMJIT_JOBS=${TMEMJIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 # Debian packages the build and the tests need (the CUDA toolkit is assumed installed).
 # libhiredis-dev, libssl-dev: the remote cache tier and entry signing; redis-server: the `remote`
 # tests start their own on a loopback port (a packaged service that starts is not used).
-TMEMJIT_DEBIAN_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
+# clang: HeadersCompileAlone.clang++ compiles the public headers with it (scripts/sanitize.sh and
+# scripts/fuzz.sh need it anyway).
+TMEMJIT_DEBIAN_PACKAGES=(cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev
                          libxxhash-dev nlohmann-json3-dev python3 python3-dev python3-pip
                          libhiredis-dev libssl-dev redis-server)
 

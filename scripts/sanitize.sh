@@ -47,7 +47,8 @@ run_asan() {
   sanitized_build "$dir" "address;undefined" ON
   tmemjit_log "ASan+UBSan: running the unit, compile and sim labels"
   # InstallAndFindPackage and DocsCodeBlocks build uninstrumented programs against the
-  # instrumented library, which cannot link; the plain build runs them. UserEmulationCompile is
+  # instrumented library, which cannot link; the plain build runs them, and HeadersCompileAlone
+  # (the headers alone, a minute, nothing instrumented). UserEmulationCompile is
   # NVRTC and ptxas over every lowered form (a minute, none of it instrumented code): the lowering
   # itself runs here through the UserEmulation suite, and the plain build runs the oracle. The
   # differential test runs 1000 of its 4000 cases here (the plain build runs all; 4000 took 2 of
@@ -57,7 +58,7 @@ run_asan() {
     ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     LSAN_OPTIONS=suppressions="$SUPP/lsan.supp":print_suppressions=0 \
-    ctest --output-on-failure -j "$TMEMJIT_JOBS" -L 'unit|compile|sim' -E '^(InstallAndFindPackage|DocsCodeBlocks|UserEmulationCompile\..*)$')
+    ctest --output-on-failure -j "$TMEMJIT_JOBS" -L 'unit|compile|sim' -E '^(InstallAndFindPackage|DocsCodeBlocks|UserEmulationCompile\..*|HeadersCompileAlone\..*)$')
 }
 
 run_tsan() {

@@ -10,6 +10,10 @@ cmake -S "$source_dir/tests/install_consumer" -B "$prefix/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$prefix/install" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
 LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" "$prefix/consumer/consumer"
+# A C++17 host links and runs against the C++20 library (tests/install_consumer/main_cxx17.cc).
+LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib64" "$prefix/consumer/consumer_cxx17" |
+  tee "$prefix/consumer_cxx17.out"
+grep -q '^PASS$' "$prefix/consumer_cxx17.out"
 # The installed command starts on its own (RUNPATH $ORIGIN/../lib), with no LD_LIBRARY_PATH.
 env -u LD_LIBRARY_PATH "$prefix/install/bin/tmemjit" describe tcgen05.ld.sync.aligned.32x32b.x4.b32 \
   >/dev/null

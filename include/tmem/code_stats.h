@@ -2,12 +2,12 @@
 // count and the TMEM loads and stores (CompileReport::code).
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 
 #include "tmem/export.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -34,7 +34,12 @@ struct CodeStats {
   // "no SASS disassembler found: ...", the disassembler's failure).
   std::string disassembler;
 
-  friend bool operator==(const CodeStats&, const CodeStats&) = default;
+  friend bool operator==(const CodeStats& a, const CodeStats& b) {
+    return a.registers == b.registers && a.local_bytes == b.local_bytes &&
+           a.instructions == b.instructions && a.ldtm == b.ldtm && a.sttm == b.sttm &&
+           a.disassembler == b.disassembler;
+  }
+  friend bool operator!=(const CodeStats& a, const CodeStats& b) { return !(a == b); }
 };
 
 // How code_stats counts LDTM and STTM.
@@ -56,7 +61,7 @@ enum class Disassembly { kEncoding, kTool, kSkip };
 // error naming what is wrong, and an `entry` that is not a kernel of the cubin is a kUsage error
 // naming the kernels it holds. An arch whose LDTM/STTM encoding is not known, and a disassembler
 // that is missing or fails, are no error: ldtm and sttm stay -1 and `disassembler` says why.
-Result<CodeStats> code_stats(std::span<const char> cubin, std::string_view entry,
+Result<CodeStats> code_stats(Span<const char> cubin, std::string_view entry,
                              Disassembly disassembly = Disassembly::kEncoding);
 
 // One line for logs and reports: "registers=40 local_bytes=0 instructions=212 ldtm=2 sttm=2"

@@ -1,7 +1,6 @@
 // Compiler backends and their options: how PTX (or the CUDA C++ form) becomes a cubin.
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +8,7 @@
 #include "tmem/code_stats.h"
 #include "tmem/export.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 #include "tmem/target.h"
 
 TMEMJIT_API_BEGIN
@@ -29,7 +29,7 @@ enum class Backend {
 // "nvjitlink", "ptxas", "nvrtc", "driver", "nvptxcompiler", "auto"
 std::string_view to_string(Backend backend) noexcept;
 Result<Backend> parse_backend(std::string_view text);  // names the allowed set on failure
-std::span<const Backend> all_backends() noexcept;      // every name above, kAuto last
+Span<const Backend> all_backends() noexcept;           // every name above, kAuto last
 
 // How compile_kernel answers a layout (docs/specialization.md §Tiers). The generic tier is one
 // compile per source and transfer signature (registers per thread, scope, options) that reads
@@ -82,7 +82,14 @@ struct CompileOptions {
   // share the specialized kernel, lazy and generic the generic tier.
   Specialization specialization = Specialization::kEager;
 
-  friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
+  friend bool operator==(const CompileOptions& a, const CompileOptions& b) {
+    return a.target == b.target && a.backend == b.backend && a.opt_level == b.opt_level &&
+           a.line_info == b.line_info && a.tmem_access_check == b.tmem_access_check &&
+           a.cta_group == b.cta_group && a.keep_dir == b.keep_dir &&
+           a.nvrtc_options == b.nvrtc_options && a.ptx_options == b.ptx_options &&
+           a.extra_options == b.extra_options && a.specialization == b.specialization;
+  }
+  friend bool operator!=(const CompileOptions& a, const CompileOptions& b) { return !(a == b); }
 };
 
 // The options as one line of text, e.g. "target=sm_100a backend=nvjitlink -O3", for error details

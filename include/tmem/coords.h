@@ -55,14 +55,20 @@ struct Holder {
   int thread = -1;
   int reg = -1;
   int half = 0;
-  friend bool operator==(const Holder&, const Holder&) = default;
+  friend bool operator==(const Holder& a, const Holder& b) {
+    return a.thread == b.thread && a.reg == b.reg && a.half == b.half;
+  }
+  friend bool operator!=(const Holder& a, const Holder& b) { return !(a == b); }
 };
 
 // One element both transfers hold, and where each holds it.
 struct HeldElement {
   std::vector<std::int64_t> index;  // the logical index in the (common) register tensor
   Holder a, b;
-  friend bool operator==(const HeldElement&, const HeldElement&) = default;
+  friend bool operator==(const HeldElement& a, const HeldElement& b) {
+    return a.index == b.index && a.a == b.a && a.b == b.b;
+  }
+  friend bool operator!=(const HeldElement& a, const HeldElement& b) { return !(a == b); }
 };
 
 // What same_owners found.

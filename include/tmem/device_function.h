@@ -36,7 +36,14 @@ struct DeviceFunctionOptions {
   // (docs/specialization.md). Transfers compiled into one kernel share one value (R27); other
   // values are kUsage.
   int cta_group = 1;
-  friend bool operator==(const DeviceFunctionOptions&, const DeviceFunctionOptions&) = default;
+  friend bool operator==(const DeviceFunctionOptions& a, const DeviceFunctionOptions& b) {
+    return a.name == b.name && a.language == b.language && a.wait == b.wait &&
+           a.warp_argument == b.warp_argument && a.column_argument == b.column_argument &&
+           a.cta_group == b.cta_group;
+  }
+  friend bool operator!=(const DeviceFunctionOptions& a, const DeviceFunctionOptions& b) {
+    return !(a == b);
+  }
 };
 
 // A transfer as code to embed in a kernel. The device contract (CUDA form; the PTX form has the

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string_view>
 
 #include "tmem/export.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -15,7 +15,7 @@ namespace tmem {
 enum class DType : std::uint8_t { kB32, kF32, kU32, kS32, kB16, kF16, kBF16 };
 
 // Every dtype, in the order of the grammar: b32 f32 u32 s32 b16 f16 bf16.
-std::span<const DType> all_dtypes() noexcept;
+Span<const DType> all_dtypes() noexcept;
 
 // Bits per element: 32 or 16.
 int bits(DType dtype) noexcept;

@@ -19,7 +19,10 @@ struct AtomCoord {
   int access = 0;
   int row = 0;
   int col = 0;
-  friend bool operator==(const AtomCoord&, const AtomCoord&) = default;
+  friend bool operator==(const AtomCoord& a, const AtomCoord& b) {
+    return a.access == b.access && a.row == b.row && a.col == b.col;
+  }
+  friend bool operator!=(const AtomCoord& a, const AtomCoord& b) { return !(a == b); }
 };
 
 // One TMEM cell (row, column in 32-bit cells relative to the access base) and, for packed forms,
@@ -30,13 +33,19 @@ struct TmemCell {
   int row = 0;
   int col = 0;
   int half = -1;
-  friend bool operator==(const TmemCell&, const TmemCell&) = default;
+  friend bool operator==(const TmemCell& a, const TmemCell& b) {
+    return a.access == b.access && a.row == b.row && a.col == b.col && a.half == b.half;
+  }
+  friend bool operator!=(const TmemCell& a, const TmemCell& b) { return !(a == b); }
 };
 
 struct LaneReg {
   int lane = 0;
   int reg = 0;
-  friend bool operator==(const LaneReg&, const LaneReg&) = default;
+  friend bool operator==(const LaneReg& a, const LaneReg& b) {
+    return a.lane == b.lane && a.reg == b.reg;
+  }
+  friend bool operator!=(const LaneReg& a, const LaneReg& b) { return !(a == b); }
 };
 
 // Requires: 0 <= lane < 32, 0 <= reg < op.regs_per_thread(). Out-of-range arguments throw

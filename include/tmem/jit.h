@@ -2,14 +2,13 @@
 // §Codegen).
 #pragma once
 
-#include <span>
-
 #include "tmem/cache.h"
 #include "tmem/compile.h"
 #include "tmem/export.h"
 #include "tmem/kernel.h"
 #include "tmem/kernel_kind.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 #include "tmem/transfer.h"
 
 TMEMJIT_API_BEGIN
@@ -53,7 +52,7 @@ Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind,
 // precompiling at startup. Specs with one key (equal, or equal in meaning) compile once. Returns
 // ok, or the error of the first failing spec (lowest index) with its index and opcode in the
 // message, its text in the details and, when others failed too, how many.
-Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options = {},
+Status warmup(Span<const TransferSpec> specs, const CompileOptions& options = {},
               KernelKind kind = KernelKind::kRoundtrip);
 
 }  // namespace tmem

@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "tmem/dim3.h"
 #include "tmem/export.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 #include "tmem/target.h"
 
 TMEMJIT_API_BEGIN
@@ -47,7 +47,7 @@ class Kernel {
   bool valid() const noexcept { return impl_ != nullptr; }
   const std::string& name() const noexcept;  // the entry point
   Target target() const noexcept;
-  std::span<const char> cubin() const noexcept;
+  Span<const char> cubin() const noexcept;
   std::string_view ptx() const noexcept;
 
   bool loaded() const noexcept;
@@ -63,7 +63,7 @@ class Kernel {
   // from the driver's cuKernelGetParamInfo) before anything runs: kUsage names the first
   // mismatch, where the unchecked form would read past or short of what the kernel expects. For
   // bindings and callers whose argument types come from elsewhere (Python's Kernel.launch).
-  Status launch(const LaunchConfig& config, std::span<const KernelArg> args) const;
+  Status launch(const LaunchConfig& config, Span<const KernelArg> args) const;
   // The size in bytes of each parameter, in order (loads the module). kDriver where the driver
   // is older than CUDA 12.4 (no cuKernelGetParamInfo).
   Result<std::vector<size_t>> parameter_sizes() const;
@@ -72,7 +72,7 @@ class Kernel {
   // accepts) is copied; `entry` is the kernel's name in it as the driver knows it (the lowered
   // name for C++ kernels). kUsage for an empty image or entry, or an ELF image without that entry
   // (the message lists the entries found). Loads lazily like every Kernel.
-  static Result<Kernel> from_cubin(std::span<const char> cubin, std::string entry, Target target);
+  static Result<Kernel> from_cubin(Span<const char> cubin, std::string entry, Target target);
 
   // The tier a launch runs now (compile_kernel, docs/specialization.md §Tiers): "generic" (the
   // layout read from constant memory) or "specialized". A lazy kernel switches from generic to

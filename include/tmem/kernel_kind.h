@@ -2,11 +2,11 @@
 // §Codegen).
 #pragma once
 
-#include <span>
 #include <string_view>
 
 #include "tmem/export.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -20,7 +20,7 @@ namespace tmem {
 // `store` and `load` check a plan against the independent 32x32b identity image.
 enum class KernelKind { kRoundtrip, kStore, kLoad, kFill };
 
-std::span<const KernelKind> all_kernel_kinds() noexcept;
+Span<const KernelKind> all_kernel_kinds() noexcept;
 std::string_view to_string(KernelKind kind) noexcept;  // "roundtrip", "store", "load", "fill"
 Result<KernelKind> parse_kernel_kind(std::string_view text);  // names the allowed set on failure
 

@@ -10,13 +10,13 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tmem/export.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -40,7 +40,7 @@ inline constexpr int kNumAxes = 9;
 std::string_view to_string(Axis axis) noexcept;
 std::optional<Axis> parse_axis(std::string_view text) noexcept;
 // Every axis, in enum order (the order of the table above and of PhysCoord::value).
-std::span<const Axis> all_axes() noexcept;
+Span<const Axis> all_axes() noexcept;
 
 // A set of axes, bit i = Axis(i).
 using AxisMask = std::uint32_t;
@@ -56,14 +56,20 @@ struct Iter {
   std::int64_t extent = 1;
   std::int64_t stride = 0;
   Axis axis = Axis::kM;
-  friend bool operator==(const Iter&, const Iter&) = default;
+  friend bool operator==(const Iter& a, const Iter& b) {
+    return a.extent == b.extent && a.stride == b.stride && a.axis == b.axis;
+  }
+  friend bool operator!=(const Iter& a, const Iter& b) { return !(a == b); }
 };
 
 // One offset `value @ axis`.
 struct Offset {
   Axis axis = Axis::kM;
   std::int64_t value = 0;
-  friend bool operator==(const Offset&, const Offset&) = default;
+  friend bool operator==(const Offset& a, const Offset& b) {
+    return a.axis == b.axis && a.value == b.value;
+  }
+  friend bool operator!=(const Offset& a, const Offset& b) { return !(a == b); }
 };
 
 // A physical coordinate: one value per axis (axes a layout does not use stay 0). Raw layout units:
@@ -76,7 +82,8 @@ struct PhysCoord {
     for (int i = 0; i < kNumAxes; ++i) value[i] += other.value[i];
     return *this;
   }
-  friend bool operator==(const PhysCoord&, const PhysCoord&) = default;
+  friend bool operator==(const PhysCoord& a, const PhysCoord& b) { return a.value == b.value; }
+  friend bool operator!=(const PhysCoord& a, const PhysCoord& b) { return !(a == b); }
 };
 
 // "{TLane: 5, TCol: 3}" over the axes in `axes`.
@@ -93,12 +100,12 @@ class Layout {
   // "S[(64,2,64):(1@TLane,64@TLane,1@TCol)]".
   static Result<Layout> parse(std::string_view text);
   // Row-major over `shape` on axis m: S[8,4] == row_major({8,4}).
-  static Result<Layout> row_major(std::span<const std::int64_t> shape);
+  static Result<Layout> row_major(Span<const std::int64_t> shape);
 
-  std::span<const Iter> shard() const noexcept { return shard_; }
-  std::span<const Iter> replica() const noexcept { return replica_; }
+  Span<const Iter> shard() const noexcept { return shard_; }
+  Span<const Iter> replica() const noexcept { return replica_; }
   // Sorted by axis, one entry per axis that was given an offset (zero offsets are kept).
-  std::span<const Offset> offsets() const noexcept { return offsets_; }
+  Span<const Offset> offsets() const noexcept { return offsets_; }
 
   // Number of logical elements: the product of the shard extents.
   std::int64_t size() const noexcept { return size_; }
@@ -112,7 +119,7 @@ class Layout {
   // D(f) + O, replicas excluded. Requires: 0 <= flat < size(). No allocation.
   void apply_flat(std::int64_t flat, PhysCoord& out) const noexcept;
   // Every r in R (the first one is all zero); add each to apply_flat() for the full set.
-  std::span<const PhysCoord> replica_offsets() const noexcept { return replica_offsets_; }
+  Span<const PhysCoord> replica_offsets() const noexcept { return replica_offsets_; }
   // The full set { D(f) + r + O }, one entry per replica; kLayout when flat is out of range.
   Result<std::vector<PhysCoord>> apply(std::int64_t flat) const;
 
@@ -133,6 +140,7 @@ class Layout {
   friend bool operator==(const Layout& a, const Layout& b) {
     return a.shard_ == b.shard_ && a.replica_ == b.replica_ && a.offsets_ == b.offsets_;
   }
+  friend bool operator!=(const Layout& a, const Layout& b) { return !(a == b); }
 
  private:
   Layout() = default;

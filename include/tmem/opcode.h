@@ -8,13 +8,13 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 
 #include "tmem/export.h"
 #include "tmem/reduction.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 #include "tmem/target.h"
 
 TMEMJIT_API_BEGIN
@@ -27,7 +27,7 @@ std::string_view to_string(Direction direction) noexcept;  // "ld", "st"
 std::string_view to_string(Shape shape) noexcept;          // "32x32b", ...
 
 // Every shape, in the order of the PTX ISA table.
-std::span<const Shape> all_shapes() noexcept;
+Span<const Shape> all_shapes() noexcept;
 // Rows of TMEM one access touches: 32 for 32x32b, 16 otherwise (PTX ISA §9.7.16.2.3).
 int shape_rows(Shape shape) noexcept;
 // Registers per thread per unit of .num: 1 (32x32b, 16x64b, 16x32bx2), 2 (16x128b), 4 (16x256b).
@@ -93,7 +93,7 @@ class Opcode {
   PtxVersion min_ptx_version(Target target) const noexcept;
   // Targets that accept this form: every tcgen05 target for ld/st; sm_103a/f and sm_110a/f for
   // ld.red (rule R14; not sm_100a/f).
-  std::span<const Target> targets() const noexcept;
+  Span<const Target> targets() const noexcept;
   bool supports(Target target) const noexcept;
   // The rule R14 error for using this form on `target` (which does not support it); names the
   // targets that do.
@@ -103,7 +103,11 @@ class Opcode {
   // or tcgen05.ld.red.sync.aligned.SHAPE.xN.{min|max}[.abs][.NaN].{f32|u32|s32}
   std::string to_string() const;
 
-  friend bool operator==(const Opcode&, const Opcode&) = default;
+  friend bool operator==(const Opcode& a, const Opcode& b) {
+    return a.direction_ == b.direction_ && a.shape_ == b.shape_ && a.num_ == b.num_ &&
+           a.packed_ == b.packed_ && a.reduction_ == b.reduction_;
+  }
+  friend bool operator!=(const Opcode& a, const Opcode& b) { return !(a == b); }
   std::uint64_t hash() const noexcept;
 
  private:

@@ -31,7 +31,11 @@ struct RepeatStep {
   // tcgen05.ld.red: the slot of this instruction's reduction result (redval), after every slot
   // of the register view; -1 for other forms.
   int redval_slot = -1;
-  friend bool operator==(const RepeatStep&, const RepeatStep&) = default;
+  friend bool operator==(const RepeatStep& a, const RepeatStep& b) {
+    return a.index == b.index && a.lane_offset == b.lane_offset && a.column == b.column &&
+           a.slots == b.slots && a.redval_slot == b.redval_slot;
+  }
+  friend bool operator!=(const RepeatStep& a, const RepeatStep& b) { return !(a == b); }
 };
 
 struct Plan {
@@ -77,7 +81,14 @@ struct Plan {
   // column and slots. The CLI adds its "ok" envelope; the plan is data only.
   std::string to_json(bool full) const;
 
-  friend bool operator==(const Plan&, const Plan&) = default;
+  friend bool operator==(const Plan& a, const Plan& b) {
+    return a.op == b.op && a.scope == b.scope && a.repeat_shape == b.repeat_shape &&
+           a.repeats == b.repeats && a.group_column_stride == b.group_column_stride &&
+           a.warpgroup_column_stride == b.warpgroup_column_stride &&
+           a.alloc_columns == b.alloc_columns && a.columns_used == b.columns_used &&
+           a.regs_per_thread == b.regs_per_thread && a.imm == b.imm;
+  }
+  friend bool operator!=(const Plan& a, const Plan& b) { return !(a == b); }
 };
 
 }  // namespace tmem

@@ -7,11 +7,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 
 #include "tmem/export.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -30,7 +30,10 @@ struct Reduction {
 
   // The qualifiers in canonical PTX order: "max.abs.NaN.f32", "min.s32".
   std::string to_string() const;
-  friend bool operator==(const Reduction&, const Reduction&) = default;
+  friend bool operator==(const Reduction& a, const Reduction& b) {
+    return a.op == b.op && a.type == b.type && a.abs == b.abs && a.nan == b.nan;
+  }
+  friend bool operator!=(const Reduction& a, const Reduction& b) { return !(a == b); }
 };
 
 // The canonical NaN that min/max.NaN return (PTX ISA §9.7.3 min/max): 0x7FFFFFFF.
@@ -49,7 +52,7 @@ std::uint32_t reduce_pair(const Reduction& reduction, std::uint32_t a, std::uint
 // The reduction over `values` (one thread's loaded registers, in register order). A single value
 // is returned after .abs (and NaN canonicalization with .NaN); empty input returns nullopt.
 std::optional<std::uint32_t> reduce(const Reduction& reduction,
-                                    std::span<const std::uint32_t> values) noexcept;
+                                    Span<const std::uint32_t> values) noexcept;
 
 }  // namespace tmem
 TMEMJIT_API_END

@@ -51,7 +51,10 @@ enum class DeviceFault {
 struct ErrorDetail {
   std::string key;
   std::string text;
-  friend bool operator==(const ErrorDetail&, const ErrorDetail&) = default;
+  friend bool operator==(const ErrorDetail& a, const ErrorDetail& b) {
+    return a.key == b.key && a.text == b.text;
+  }
+  friend bool operator!=(const ErrorDetail& a, const ErrorDetail& b) { return !(a == b); }
 };
 
 // A user-facing error: `message` is one sentence (lower-case, no final period); the details hold

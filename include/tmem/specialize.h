@@ -3,7 +3,6 @@
 // run time.
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "tmem/kernel.h"
 #include "tmem/opcode.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 #include "tmem/target.h"
 #include "tmem/transfer.h"
 
@@ -31,11 +31,11 @@ namespace tmem {
 // or repeated name, an unknown entry (the message lists the entries found) or an empty source;
 // kToolchain with the compiler's log (its lines name source.path and the user's line). A transfer
 // the source never calls is a warning (CompileReport::warnings, and stderr once per key).
-Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+Result<Kernel> compile_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                               const CompileOptions& options = {});
 // The same, filling `report` (which may be null): where the kernel came from, the warnings, the
 // front end's reuse and each transfer's plan summary.
-Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+Result<Kernel> compile_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                               const CompileOptions& options, CompileReport* report);
 
 // Ahead of time (docs/specialization.md §Tiers): builds the generic tier of `source` for the
@@ -44,7 +44,7 @@ Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedT
 // at once, in this process or another. options.specialization is ignored. kUsage naming the
 // transfer when its plan cannot be data (the generic tier would not exist for it); the compile's
 // own errors as compile_kernel returns them.
-Status warmup_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+Status warmup_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                      const CompileOptions& options = {});
 
 // The library's background compiles: the specialized kernels of lazy calls and the generic tiers a

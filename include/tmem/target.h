@@ -2,12 +2,12 @@
 // each needs.
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 
 #include "tmem/export.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -16,7 +16,17 @@ namespace tmem {
 struct PtxVersion {
   int major = 0;
   int minor = 0;
-  friend auto operator<=>(const PtxVersion&, const PtxVersion&) = default;
+  // Ordered by major, then minor.
+  friend bool operator==(const PtxVersion& a, const PtxVersion& b) {
+    return a.major == b.major && a.minor == b.minor;
+  }
+  friend bool operator!=(const PtxVersion& a, const PtxVersion& b) { return !(a == b); }
+  friend bool operator<(const PtxVersion& a, const PtxVersion& b) {
+    return a.major != b.major ? a.major < b.major : a.minor < b.minor;
+  }
+  friend bool operator>(const PtxVersion& a, const PtxVersion& b) { return b < a; }
+  friend bool operator<=(const PtxVersion& a, const PtxVersion& b) { return !(b < a); }
+  friend bool operator>=(const PtxVersion& a, const PtxVersion& b) { return !(a < b); }
   std::string to_string() const;  // "8.8"
 };
 
@@ -27,7 +37,7 @@ struct PtxVersion {
 enum class Target { kSm100a, kSm100f, kSm103a, kSm103f, kSm110a, kSm110f, kSm90 };
 
 // Every target that accepts tcgen05.ld/st, in a fixed order (sm_100a first: the default).
-std::span<const Target> all_targets() noexcept;
+Span<const Target> all_targets() noexcept;
 
 std::string_view to_string(Target target) noexcept;  // "sm_100a"
 // Every name of all_targets() and "sm_90" (kSm90, the emulation); kTarget naming the allowed set

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "tmem/export.h"
 #include "tmem/layout.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 
 TMEMJIT_API_BEGIN
 namespace tmem {
@@ -24,7 +24,7 @@ class Tensor {
   static Result<Tensor> make(std::vector<std::int64_t> shape, Layout layout,
                              DType dtype = DType::kF32);
 
-  std::span<const std::int64_t> shape() const noexcept { return shape_; }
+  Span<const std::int64_t> shape() const noexcept { return shape_; }
   DType dtype() const noexcept { return dtype_; }
   const Layout& layout() const noexcept { return layout_; }
   std::int64_t size() const noexcept { return layout_.size(); }
@@ -35,6 +35,7 @@ class Tensor {
   friend bool operator==(const Tensor& a, const Tensor& b) {
     return a.shape_ == b.shape_ && a.dtype_ == b.dtype_ && a.layout_ == b.layout_;
   }
+  friend bool operator!=(const Tensor& a, const Tensor& b) { return !(a == b); }
 
  private:
   Tensor(std::vector<std::int64_t> shape, Layout layout, DType dtype)
@@ -48,7 +49,7 @@ class Tensor {
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
 
 // "(64,128)"; one-dimensional shapes print as "(64,)".
-std::string shape_to_string(std::span<const std::int64_t> shape);
+std::string shape_to_string(Span<const std::int64_t> shape);
 
 // TIRx's tmem_datapath_layout (docs/descriptor-language.md §Factories, PTX ISA "Data Path Layout
 // Organization"): logical (r, c) of a (rows, cols) tile in TMEM, for letters A-G.

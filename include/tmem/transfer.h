@@ -43,7 +43,10 @@ class Scope {
   int launch_warps() const noexcept { return kind_ == Kind::kWarp ? value_ + 1 : value_; }
 
   std::string to_string() const;
-  friend bool operator==(const Scope&, const Scope&) = default;
+  friend bool operator==(const Scope& a, const Scope& b) {
+    return a.kind_ == b.kind_ && a.value_ == b.value_;
+  }
+  friend bool operator!=(const Scope& a, const Scope& b) { return !(a == b); }
 
  private:
   Scope(Kind kind, int value) : kind_(kind), value_(value) {}
@@ -55,7 +58,10 @@ class Scope {
 struct SpecFingerprint {
   std::uint64_t lo = 0;
   std::uint64_t hi = 0;
-  friend bool operator==(const SpecFingerprint&, const SpecFingerprint&) = default;
+  friend bool operator==(const SpecFingerprint& a, const SpecFingerprint& b) {
+    return a.lo == b.lo && a.hi == b.hi;
+  }
+  friend bool operator!=(const SpecFingerprint& a, const SpecFingerprint& b) { return !(a == b); }
 };
 
 namespace detail {
@@ -80,7 +86,6 @@ class FingerprintMemo {
     hi_.store(value.hi, std::memory_order_relaxed);
     ready_.store(true, std::memory_order_release);
   }
-  friend bool operator==(const FingerprintMemo&, const FingerprintMemo&) noexcept { return true; }
 
  private:
   void copy_from(const FingerprintMemo& other) noexcept {
@@ -149,7 +154,12 @@ class TransferSpec {
   // Stable over runs and platforms. Computed on first use and kept, so later calls (also on
   // copies) cost two loads.
   SpecFingerprint fingerprint() const;
-  friend bool operator==(const TransferSpec&, const TransferSpec&) = default;
+  // Member by member; fingerprint_ is left out, a function of the others.
+  friend bool operator==(const TransferSpec& a, const TransferSpec& b) {
+    return a.op_ == b.op_ && a.scope_ == b.scope_ && a.tmem_ == b.tmem_ && a.regs_ == b.regs_ &&
+           a.tmem2_ == b.tmem2_ && a.imm_ == b.imm_;
+  }
+  friend bool operator!=(const TransferSpec& a, const TransferSpec& b) { return !(a == b); }
 
  private:
   TransferSpec(Opcode op, Scope scope, View tmem, View regs, std::optional<View> tmem2,

@@ -10,7 +10,6 @@
 #include <climits>
 #include <cstdint>
 #include <iosfwd>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +19,7 @@
 #include "tmem/export.h"
 #include "tmem/layout.h"
 #include "tmem/result.h"
+#include "tmem/span.h"
 #include "tmem/tensor.h"
 
 TMEMJIT_API_BEGIN
@@ -35,7 +35,10 @@ Result<View> parse_view(std::string_view text);
 struct Digit {
   std::int64_t extent = 1;
   std::int64_t stride = 0;
-  friend bool operator==(const Digit&, const Digit&) = default;
+  friend bool operator==(const Digit& a, const Digit& b) {
+    return a.extent == b.extent && a.stride == b.stride;
+  }
+  friend bool operator!=(const Digit& a, const Digit& b) { return !(a == b); }
 };
 
 // One entry of an index expression: an integer (drops the dim) or a half-open range (keeps it).
@@ -65,15 +68,15 @@ class View {
   Result<View> rearrange(std::string_view pattern,
                          const std::vector<std::pair<std::string, std::int64_t>>& sizes = {}) const;
   // Reshape in row-major order; one extent may be -1 (inferred).
-  Result<View> view(std::span<const std::int64_t> shape) const;
+  Result<View> view(Span<const std::int64_t> shape) const;
   // New dim i is old dim order[i].
-  Result<View> permute(std::span<const std::int64_t> order) const;
+  Result<View> permute(Span<const std::int64_t> order) const;
   // Python indexing: up to ndim() slices; missing trailing slices keep their dims whole.
-  Result<View> index(std::span<const Slice> slices) const;
+  Result<View> index(Span<const Slice> slices) const;
 
   const Tensor& base() const noexcept { return base_; }
   DType dtype() const noexcept { return base_.dtype(); }
-  std::span<const std::int64_t> shape() const noexcept { return shape_; }
+  Span<const std::int64_t> shape() const noexcept { return shape_; }
   int ndim() const noexcept { return static_cast<int>(shape_.size()); }
   std::int64_t size() const noexcept { return size_; }
   // The axes the base layout uses (PhysCoord entries outside it are 0).
@@ -87,16 +90,16 @@ class View {
     base_.layout().apply_flat(base_index(flat), out);
   }
   // The replica deltas of the base layout (at least one, the first all zero).
-  std::span<const PhysCoord> replica_offsets() const noexcept {
+  Span<const PhysCoord> replica_offsets() const noexcept {
     return base_.layout().replica_offsets();
   }
   // The full set of physical coordinates of the element at view coordinate `coord`, one per
   // replica; kLayout when the rank or a coordinate is out of range. Raw layout units: for 16-bit
   // dtypes TCol and m count 16-bit halves (unit u is half u % 2 of 32-bit word u / 2).
-  Result<std::vector<PhysCoord>> apply(std::span<const std::int64_t> coord) const;
+  Result<std::vector<PhysCoord>> apply(Span<const std::int64_t> coord) const;
 
   // The digits of dim d (unit digits dropped, contiguous digits fused) and the base offset.
-  std::span<const Digit> digits(int dim) const { return dims_[static_cast<size_t>(dim)]; }
+  Span<const Digit> digits(int dim) const { return dims_[static_cast<size_t>(dim)]; }
   std::int64_t offset() const noexcept { return offset_; }
 
   // The view as built, with normalized spacing; View::parse(to_string()) == *this.
@@ -108,6 +111,7 @@ class View {
     return a.base_ == b.base_ && a.shape_ == b.shape_ && a.offset_ == b.offset_ &&
            a.dims_ == b.dims_;
   }
+  friend bool operator!=(const View& a, const View& b) { return !(a == b); }
 
  private:
   friend class detail::DescriptorParser;

@@ -521,7 +521,7 @@ Backend resolve_backend(Backend backend) noexcept {
   return available ? Backend::kNvJitLink : Backend::kPtxas;
 }
 
-std::span<const Backend> all_backends() noexcept { return kBackends; }
+Span<const Backend> all_backends() noexcept { return kBackends; }
 
 std::string to_string(const CompileOptions& options) {
   std::string text = "target=" + std::string(to_string(options.target)) +

@@ -407,7 +407,7 @@ void count_with_disassembler(std::span<const char> cubin, const std::vector<std:
 
 }  // namespace
 
-Result<CodeStats> code_stats(std::span<const char> cubin_bytes, std::string_view entry,
+Result<CodeStats> code_stats(Span<const char> cubin_bytes, std::string_view entry,
                              Disassembly disassembly) {
   const Image image(cubin_bytes);
   auto cubin = read_cubin(image);

@@ -21,7 +21,7 @@ constexpr Alias kAliases[] = {{"float32", DType::kF32},
 
 }  // namespace
 
-std::span<const DType> all_dtypes() noexcept { return kAll; }
+Span<const DType> all_dtypes() noexcept { return kAll; }
 
 int bits(DType dtype) noexcept {
   switch (dtype) {

@@ -67,7 +67,7 @@ std::optional<Axis> parse_axis(std::string_view text) noexcept {
   return std::nullopt;
 }
 
-std::span<const Axis> all_axes() noexcept { return kAllAxes; }
+Span<const Axis> all_axes() noexcept { return kAllAxes; }
 
 std::string to_string(const PhysCoord& coord, AxisMask axes) {
   std::string out = "{";
@@ -168,7 +168,7 @@ Result<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> replica,
 
 Result<Layout> Layout::parse(std::string_view text) { return detail::parse_layout(text); }
 
-Result<Layout> Layout::row_major(std::span<const std::int64_t> shape) {
+Result<Layout> Layout::row_major(Span<const std::int64_t> shape) {
   std::vector<Iter> iters(shape.size());
   std::int64_t stride = 1;
   for (size_t i = shape.size(); i-- > 0;) {

@@ -12,7 +12,7 @@ Error invalid(std::string message) { return Error(ErrorCode::kLayout, std::move(
 
 }  // namespace
 
-std::string shape_to_string(std::span<const std::int64_t> shape) {
+std::string shape_to_string(Span<const std::int64_t> shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
   return out + (shape.size() == 1 ? ",)" : ")");

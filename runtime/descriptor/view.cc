@@ -323,7 +323,7 @@ Result<View> View::rearrange_at(std::string_view pattern_source,
   return with(std::move(dims), offset_, suffix + ")");
 }
 
-Result<View> View::view(std::span<const std::int64_t> new_shape) const {
+Result<View> View::view(Span<const std::int64_t> new_shape) const {
   const std::string where = "view(" + join(new_shape) + ")";
   if (new_shape.empty()) return invalid(where + " needs at least one extent");
   if (new_shape.size() > static_cast<size_t>(kMaxIters))
@@ -361,7 +361,7 @@ Result<View> View::view(std::span<const std::int64_t> new_shape) const {
   return with(std::move(*parts), offset_, ".view(" + join(shape) + ")");
 }
 
-Result<View> View::permute(std::span<const std::int64_t> order) const {
+Result<View> View::permute(Span<const std::int64_t> order) const {
   const std::string where = "permute(" + join(order) + ")";
   if (order.size() != shape_.size())
     return invalid(where + " has " + std::to_string(order.size()) + " entries but the view has " +
@@ -380,7 +380,7 @@ Result<View> View::permute(std::span<const std::int64_t> order) const {
   return with(std::move(dims), offset_, ".permute(" + join(order) + ")");
 }
 
-Result<View> View::index(std::span<const Slice> slices) const {
+Result<View> View::index(Span<const Slice> slices) const {
   if (slices.empty()) return invalid("an index needs at least one entry");
   if (slices.size() > shape_.size())
     return invalid("index has " + std::to_string(slices.size()) + " entries but the view has " +
@@ -454,7 +454,7 @@ std::int64_t View::base_index(std::int64_t flat) const noexcept {
   return out;
 }
 
-Result<std::vector<PhysCoord>> View::apply(std::span<const std::int64_t> coord) const {
+Result<std::vector<PhysCoord>> View::apply(Span<const std::int64_t> coord) const {
   if (coord.size() != shape_.size())
     return invalid("coordinate (" + join(coord) + ") has " + std::to_string(coord.size()) +
                    " entries but the view has " + std::to_string(shape_.size()) + " dims " +

@@ -420,7 +420,7 @@ std::string_view to_string(Direction direction) noexcept {
   return direction == Direction::kLoad ? "ld" : "st";
 }
 std::string_view to_string(Shape shape) noexcept { return row(shape).name; }
-std::span<const Shape> all_shapes() noexcept { return kAllShapes; }
+Span<const Shape> all_shapes() noexcept { return kAllShapes; }
 int shape_rows(Shape shape) noexcept { return row(shape).rows; }
 int shape_regs_per_num(Shape shape) noexcept { return row(shape).regs_per_num; }
 int shape_cols_per_num(Shape shape) noexcept { return row(shape).cols_per_num; }
@@ -493,7 +493,7 @@ constexpr std::array<Target, 4> kReduceTargets = {Target::kSm103a, Target::kSm10
                                                   Target::kSm110f};
 }  // namespace
 
-std::span<const Target> Opcode::targets() const noexcept {
+Span<const Target> Opcode::targets() const noexcept {
   if (reduces()) return kReduceTargets;
   return all_targets();
 }

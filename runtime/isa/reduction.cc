@@ -70,7 +70,7 @@ std::uint32_t reduce_pair(const Reduction& reduction, std::uint32_t a, std::uint
 }
 
 std::optional<std::uint32_t> reduce(const Reduction& reduction,
-                                    std::span<const std::uint32_t> values) noexcept {
+                                    Span<const std::uint32_t> values) noexcept {
   if (values.empty()) return std::nullopt;
   // A single value goes through the pair rule with itself, so .abs and NaN handling apply.
   std::uint32_t result = reduce_pair(reduction, values[0], values[0]);

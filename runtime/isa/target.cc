@@ -38,7 +38,7 @@ std::string PtxVersion::to_string() const {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::span<const Target> all_targets() noexcept { return kAllTargets; }
+Span<const Target> all_targets() noexcept { return kAllTargets; }
 
 std::string_view to_string(Target target) noexcept { return row(target).name; }
 

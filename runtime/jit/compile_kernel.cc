@@ -853,12 +853,12 @@ std::optional<Result<std::shared_ptr<Kernel::Impl>>> compile_tiered(const Reques
 
 }  // namespace
 
-Result<Kernel> compile_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+Result<Kernel> compile_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                               const CompileOptions& options) {
   return compile_kernel(source, transfers, options, nullptr);
 }
 
-Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTransfer> transfers,
+Result<Kernel> compile_kernel(const KernelSource& given, Span<const NamedTransfer> transfers,
                               const CompileOptions& options, CompileReport* report) {
   if (report != nullptr) *report = CompileReport{};
   const auto entered = ExitPoint::instance().enter();
@@ -886,7 +886,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, std::span<const NamedTr
   return Kernel(std::move(*impl));
 }
 
-Status warmup_kernel(const KernelSource& source, std::span<const NamedTransfer> transfers,
+Status warmup_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                      const CompileOptions& options) {
   CompileOptions generic = options;
   generic.specialization = Specialization::kGeneric;

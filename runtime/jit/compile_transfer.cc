@@ -390,7 +390,7 @@ Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& 
   return compile_transfer_reported(spec, options, kind, nullptr);
 }
 
-Status warmup(std::span<const TransferSpec> specs, const CompileOptions& options, KernelKind kind) {
+Status warmup(Span<const TransferSpec> specs, const CompileOptions& options, KernelKind kind) {
   if (specs.empty()) return std::monostate{};
   // Options errors are the same for every spec: report them once, as themselves.
   if (Result<const KernelContext*> context = context_of(options); !context.ok())

@@ -187,7 +187,7 @@ Kernel make_kernel(std::string entry, Target target, std::shared_ptr<const Paylo
 
 Kernel::Kernel(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 
-Result<Kernel> Kernel::from_cubin(std::span<const char> cubin, std::string entry, Target target) {
+Result<Kernel> Kernel::from_cubin(Span<const char> cubin, std::string entry, Target target) {
   if (cubin.empty()) return Error(ErrorCode::kUsage, "Kernel::from_cubin: the image is empty");
   if (entry.empty()) return Error(ErrorCode::kUsage, "Kernel::from_cubin: the entry is empty");
   if (auto entries = elf_entries(cubin)) {
@@ -215,7 +215,7 @@ const std::string& Kernel::name() const noexcept {
 
 Target Kernel::target() const noexcept { return impl_ ? impl_->target() : Target::kSm100a; }
 
-std::span<const char> Kernel::cubin() const noexcept {
+Span<const char> Kernel::cubin() const noexcept {
   if (!impl_) return {};
   return impl_->active().payload().blob;
 }
@@ -275,7 +275,7 @@ Result<std::vector<size_t>> Kernel::parameter_sizes() const {
   return impl_->active().parameter_sizes();
 }
 
-Status Kernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) const {
+Status Kernel::launch(const LaunchConfig& config, Span<const KernelArg> args) const {
   if (!impl_) return Error(ErrorCode::kUsage, "launch of an empty kernel handle");
   Result<std::vector<size_t>> sizes = parameter_sizes();
   if (!sizes.ok()) return std::move(sizes).error();

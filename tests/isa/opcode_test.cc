@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -337,6 +338,16 @@ TEST(Opcode, MakeRejectsIllegalFields) {
   EXPECT_FALSE(Opcode::make(Direction::kLoad, Shape::k32x32b, 3, false).ok());
   EXPECT_FALSE(Opcode::make(Direction::kStore, Shape::k32x32b, 256, false).ok());
   EXPECT_TRUE(Opcode::make(Direction::kStore, Shape::k16x256b, 32, true).ok());
+}
+
+// The comparisons are written out (C++17 headers, no defaulted <=>): major first, then minor.
+TEST(PtxVersion, OrdersByMajorThenMinor) {
+  const tmem::PtxVersion v86{8, 6}, v88{8, 8}, v90{9, 0};
+  EXPECT_TRUE(v86 < v88 && v88 < v90 && v86 < v90);
+  EXPECT_TRUE(v90 > v88 && v88 >= v86 && v88 >= v88 && v86 <= v86 && v86 <= v90);
+  EXPECT_FALSE(v90 < v88 || v88 > v90 || v88 < v88 || v90 <= v88 || v86 >= v88);
+  EXPECT_TRUE(v88 == (tmem::PtxVersion{8, 8}) && v88 != v86 && v90 != (tmem::PtxVersion{9, 1}));
+  EXPECT_EQ(std::max(v88, v90), v90);
 }
 
 }  // namespace
