@@ -303,6 +303,7 @@ int specialize(const std::vector<std::string>& argv, Purpose purpose) {
                 {"cache", std::string(tmem::to_string(info.cache))},
                 {"front_end", std::string(tmem::to_string(info.front_end_cache))},
                 {"front_end_ms", info.front_end_ms},
+                {"link_ms", 0.0},  // deprecated, always 0: removed in the next release
                 {"headers", info.headers},
                 {"include_files", info.include_files},
                 {"code",

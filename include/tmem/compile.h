@@ -156,8 +156,14 @@ struct CompileReport {
   std::string headers;
   double front_end_ms = 0;    // NVRTC time of this call (0 on a hit and for PTX sources)
   double ptx_compile_ms = 0;  // its whole-program PTX compile (0 on a hit)
-  std::string entry;          // the entry's name in the cubin (lowered for C++ names)
-  int include_files = 0;      // files of the source's include closure in the cache key
+  // The LTO link of the route compile_kernel had before 0.2.0; always 0 now, and removed in the
+  // release after 0.2.0 (CHANGELOG.md). Static, so that `report.link_ms` still reads while copies
+  // of a report raise no warning (a deprecated data member warns in every implicit copy).
+  [[deprecated(
+      "compile_kernel has no link stage since 0.2.0: link_ms is always 0; its time is in "
+      "front_end_ms and ptx_compile_ms (CHANGELOG.md)")]] static constexpr double link_ms = 0;
+  std::string entry;      // the entry's name in the cubin (lowered for C++ names)
+  int include_files = 0;  // files of the source's include closure in the cache key
   // The kernel's code, read from its cubin (registers, local memory, instructions; LDTM/STTM).
   CodeStats code;
   struct Transfer {

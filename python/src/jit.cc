@@ -84,6 +84,19 @@ void bind_report(nb::module_& m) {
               "files of the source's include closure in the cache key")
       .def_ro("front_end_ms", &tmem::CompileReport::front_end_ms)
       .def_ro("ptx_compile_ms", &tmem::CompileReport::ptx_compile_ms)
+      .def_prop_ro(
+          "link_ms",
+          [](const tmem::CompileReport&) {
+            // Deprecated for one release before it goes (CHANGELOG.md): warns, and is 0.
+            if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                             "CompileReport.link_ms is always 0 since 0.2.0 (no link stage: the "
+                             "time is in front_end_ms and ptx_compile_ms) and goes in the next "
+                             "release",
+                             1) != 0)
+              throw nb::python_error();
+            return 0.0;
+          },
+          "deprecated: always 0 (no link stage since 0.2.0); removed in the next release")
       .def_ro("code", &tmem::CompileReport::code, "the kernel's code (CodeStats)")
       .def_ro("entry", &tmem::CompileReport::entry, "the entry's name in the cubin")
       .def_ro("tier", &tmem::CompileReport::tier,

@@ -183,6 +183,10 @@ def test_compile_kernel_report_says_where_the_kernel_came_from():
                                  "instructions_per_warp": plan.instructions_per_warp,
                                  "alloc_columns": plan.alloc_columns}]
 
+    # Deprecated for one release (CHANGELOG.md): reads 0 and says so.
+    with pytest.warns(DeprecationWarning, match="link_ms is always 0"):
+        assert report.link_ms == 0
+
     hit = tmemjit.compile_kernel(source, "report_probe", {"acc_store": widest})
     assert hit.report.cache == "memory" and hit.report.compile_ms == 0
     assert hit.report.key == report.key and hit.cubin == first.cubin
