@@ -49,12 +49,16 @@ Result<std::string> library_ptx(const kernels::EmulationLibrarySource& library,
   return compiled.emplace(library.text, std::move(ptx)).first->second;
 }
 
-// A module-scope `.global` definition of `symbol` (not an .extern declaration).
+// A module-scope `.global` definition of `symbol` (not an .extern declaration): a line whose first
+// word is a directive (`.global`, `.visible .global`, ...). An instruction that names it
+// (`ld.global.u64 %rd1, [symbol];`) starts with its opcode, never with '.'.
 size_t global_definition(std::string_view ptx, std::string_view symbol) {
   for (size_t at = ptx.find(symbol); at != std::string_view::npos; at = ptx.find(symbol, at + 1)) {
     const size_t line = ptx.rfind('\n', at) == std::string_view::npos ? 0 : ptx.rfind('\n', at) + 1;
     const std::string_view head = ptx.substr(line, at - line);
-    if (head.find(".global") != std::string_view::npos &&
+    const size_t first = head.find_first_not_of(" \t");
+    if (first == std::string_view::npos || head[first] != '.') continue;
+    if (head.find(".global ") != std::string_view::npos &&
         head.find(".extern") == std::string_view::npos)
       return line;
   }

@@ -18,6 +18,7 @@
 #include "common/files.h"
 #include "emu_where.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/jit/emulate_module.h"
 
 namespace tmem {
 namespace {
@@ -128,6 +129,20 @@ TEST(Emulate, AKernelsOwnTcgen05IsLoweredAndCompilesForSm90) {
   EXPECT_NE(emulated->ptx.find(".target sm_90\n"), std::string::npos);
   EXPECT_GT(report.code.registers, 0);
   EXPECT_GT(emulated->kernel.cubin().size(), 0u);
+}
+
+// A module made of several units (the user's, the library's) defines the emulation state once;
+// every instruction that reads it stays. An `ld.global` of it was once taken for a definition and
+// erased, leaving its register undefined: every emulated user kernel faulted on Hopper.
+TEST(Emulate, OneStateDefinitionIsKeptAndEveryReadOfIt) {
+  const std::string definition = ".global .align 8 .b8 _ZN7tmemjit9emu_stateE[16];\n";
+  const std::string reads =
+      "\tld.global.u64 \t%rd1, [_ZN7tmemjit9emu_stateE];\n"
+      "\tld.global.u64 \t%rd2, [_ZN7tmemjit9emu_stateE+8];\n";
+  std::string ptx = definition + ".visible .entry k()\n{\n" + reads + "}\n" + definition +
+                    ".visible .global .align 8 .b8 _ZN7tmemjit9emu_stateE[16];\n";
+  keep_first_emulation_state(ptx);
+  EXPECT_EQ(ptx, definition + ".visible .entry k()\n{\n" + reads + "}\n");
 }
 
 TEST(Emulate, AModuleWithoutTcgen05IsOnlyRetargeted) {
