@@ -73,6 +73,25 @@ size_t header_include_line(const std::string& code) {
   return std::string::npos;
 }
 
+// The #include directives of `code` (comments and literals blanked) from `from` on, other than
+// the transfers' own.
+int other_includes(const std::string& code, size_t from) {
+  int count = 0;
+  for (size_t line = from; line < code.size();) {
+    size_t end = code.find('\n', line);
+    if (end == std::string::npos) end = code.size();
+    size_t at = code.find_first_not_of(" \t", line);
+    if (at < end && code[at] == '#') {
+      at = code.find_first_not_of(" \t", at + 1);
+      if (at < end && code.compare(at, 7, "include") == 0 &&
+          code.substr(at, end - at).find(kTransfersHeader) == std::string::npos)
+        ++count;
+    }
+    line = end + 1;
+  }
+  return count;
+}
+
 // Whether `code` (comments and literals blanked) can end a header: every #if closed and every
 // brace, parenthesis and bracket of its code closed, so the transfers' include is at file scope.
 bool stands_alone(std::string_view code) {
@@ -196,10 +215,42 @@ std::string transfers_header(const PreparedTransfers& prepared, Target target) {
   return header;
 }
 
-CudaUnit cuda_unit(std::string_view source, std::string_view path) {
+namespace {
+// The unit without CompileOptions::precompile (specialized_source.h, cuda_unit).
+CudaUnit cuda_unit_alone(std::string_view source, std::string_view path);
+}  // namespace
+
+std::string include_lines(std::span<const std::string> headers) {
+  std::string lines;
+  for (const std::string& header : headers) lines += "#include <" + header + ">\n";
+  return lines;
+}
+
+CudaUnit cuda_unit(std::string_view source, std::string_view path,
+                   std::span<const std::string> precompile) {
+  CudaUnit unit = cuda_unit_alone(source, path);
+  if (precompile.empty()) return unit;
+  const std::string first = include_lines(precompile);
+  if (!unit.prefix_header_name.empty()) {  // the headers first, then the user's prefix
+    unit.prefix_header = first + unit.prefix_header;
+    return unit;
+  }
+  // No prefix header of the user's text (the transfers reached through a header, or included
+  // inside a namespace or an #if): one of the named headers alone, then the stop ";", before the
+  // whole unit. Its first token is the stop, so nothing the source includes enters the PCH.
+  unit.prefix_header_name = std::string(path) + ".tmemjit-prefix.cuh";
+  unit.prefix_header = first;
+  unit.text = "#include \"" + unit.prefix_header_name + "\"\n;\n#line 1\n" + unit.text;
+  unit.inline_stop_reason.clear();  // the named headers are precompiled whatever the source does
+  return unit;
+}
+
+namespace {
+CudaUnit cuda_unit_alone(std::string_view source, std::string_view path) {
   CudaUnit unit;
   const std::string code = code_only(source);
   const size_t line = header_include_line(code);
+  unit.includes_after = other_includes(code, line == std::string::npos ? 0 : line);
   if (line == std::string::npos) {
     unit.text = std::string(source);
     return unit;
@@ -228,6 +279,7 @@ CudaUnit cuda_unit(std::string_view source, std::string_view path) {
   unit.text = "#include \"" + unit.prefix_header_name + "\"\n;\n" + rest;
   return unit;
 }
+}  // namespace
 
 bool mentions_identifier(std::string_view source, std::string_view name) {
   if (name.empty()) return false;

@@ -52,6 +52,9 @@ struct CudaUnit {
   std::string prefix_header_name;
   std::string prefix_header;
   bool header_stop = false;  // false: the source does not include the header itself
+  // #include directives after the transfers' include (all of them without a header stop): what
+  // every layout parses again unless CompileOptions::precompile names it.
+  int includes_after = 0;
   // Why the prefix is not a header although it holds code of the user's (which is then parsed
   // again for every layout); empty otherwise.
   std::string inline_stop_reason;
@@ -66,7 +69,14 @@ struct CudaUnit {
 // conditional), or `path` cannot be spelled in a #line, the stop is an empty declaration ";" and
 // `#line N` before the include instead: only the headers included before the first token are
 // precompiled then.
-CudaUnit cuda_unit(std::string_view source, std::string_view path);
+// With `precompile` (CompileOptions::precompile), the prefix header starts with an `#include <H>`
+// of each, and exists wherever the source includes the transfers (also through a header, or not
+// at the top level): the source file is then that header's `#include`, the stop ";", `#line 1`,
+// and the source as it would be compiled without them.
+CudaUnit cuda_unit(std::string_view source, std::string_view path,
+                   std::span<const std::string> precompile = {});
+// `#include <H>` for each of `headers`, one per line.
+std::string include_lines(std::span<const std::string> headers);
 
 // Whether `name` appears as an identifier in `source` outside comments (the warning that a
 // transfer is never called).

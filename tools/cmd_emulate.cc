@@ -47,6 +47,11 @@ int cmd_emulate(const std::vector<std::string>& argv) {
       return report(tmem::Error(tmem::ErrorCode::kUsage, parsed.error().message()), json);
     options.compile.target = *parsed;
   }
+  if (!flags->precompile.empty())
+    return report(tmem::Error(tmem::ErrorCode::kUsage,
+                              "--precompile is specialize's (headers parsed once for every "
+                              "layout); emulate compiles one module once"),
+                  json);
   if (source.language == tmem::Language::kPtx && !flags->nvrtc.empty())
     return report(tmem::Error(tmem::ErrorCode::kUsage,
                               "'" + flags->nvrtc.front() +

@@ -235,6 +235,7 @@ int specialize(const std::vector<std::string>& argv, Purpose purpose) {
   }
   if (purpose == Purpose::kWarmup) options.specialization = tmem::Specialization::kGeneric;
   options.nvrtc_options = flags->nvrtc;
+  options.precompile = flags->precompile;
   options.ptx_options = flags->ptxas;
   tmem::DeviceFunctionOptions defaults;
   defaults.language = source.language;

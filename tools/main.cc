@@ -53,7 +53,7 @@ constexpr CommandEntry kCommands[] = {
      "                 [--target T|sm_90] [--backend B] [-o OUT.cubin] [--json]\n"
      "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
      "                 [-I DIR] [-D NAME[=V]] [-std=c++NN] [-default-device]\n"
-     "                 [-Xnvrtc OPT]... [-Xptxas OPT]... [--keep DIR]\n"
+     "                 [-Xnvrtc OPT]... [-Xptxas OPT]... [--precompile HEADER]... [--keep DIR]\n"
      "                 [--specialization eager|lazy|generic] [--no-cache | --cache-dir DIR]"},
     {"emulate", tmemjit_cli::cmd_emulate,
      "emulate FILE.ptx|FILE.cu [--entry E] [-o OUT.cubin|OUT.ptx] [--json]\n"

@@ -91,6 +91,12 @@ tmem::Result<CompilerFlags> split_compiler_flags(const std::vector<std::string>&
     if (word == "-Xnvrtc" || word == "-Xptxas") {
       if (i + 1 == argv.size()) return needs_value(word);
       (word == "-Xnvrtc" ? flags.nvrtc : flags.ptxas).push_back(argv[++i]);
+    } else if (word == "--precompile") {
+      if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
+        return needs_value(word);
+      flags.precompile.push_back(argv[++i]);
+    } else if (word.starts_with("--precompile=") && word.size() > 13) {
+      flags.precompile.push_back(word.substr(13));
     } else if (word.starts_with("-Xnvrtc=")) {
       flags.nvrtc.push_back(word.substr(8));
     } else if (word.starts_with("-Xptxas=")) {

@@ -27,13 +27,15 @@ tmem::Result<tmem::Language> source_language(const std::string& path);
 tmem::Result<tmem::KernelSource> read_source(const std::string& path);
 
 // -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and -Xnvrtc OPT go
-// to NVRTC, -Xptxas OPT to the PTX compiler, each may repeat (as nvcc's -X options); `repeated`
+// to NVRTC, -Xptxas OPT to the PTX compiler, --precompile HEADER to CompileOptions::precompile,
+// each may repeat (as nvcc's -X options); `repeated`
 // options (specialize's --transfer) are collected in order. The rest goes to parse_args.
 struct CompilerFlags {
   std::vector<std::string> rest;
   std::vector<std::string> nvrtc;
   std::vector<std::string> ptxas;
-  std::vector<std::string> repeated;  // the values of the `repeated` option, in order
+  std::vector<std::string> precompile;  // --precompile HEADER, in order
+  std::vector<std::string> repeated;    // the values of the `repeated` option, in order
 };
 tmem::Result<CompilerFlags> split_compiler_flags(const std::vector<std::string>& argv,
                                                  const std::string& repeated = {});

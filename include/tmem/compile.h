@@ -78,6 +78,12 @@ struct CompileOptions {
   // the front end's options among them (-D, -I, -std, -include, ...) to NVRTC. Prefer the two
   // lists above, which say where each option goes.
   std::vector<std::string> extra_options;
+  // compile_kernel only: headers, as `#include <...>` names them, parsed once for every layout:
+  // they are included first, before the source, and precompiled with NVRTC's precompiled headers
+  // wherever the source includes <tmemjit/transfers.cuh> (a header-only library's own header
+  // included). One whose include closure reaches the transfers is kUsage
+  // (docs/specialization.md "Header-only libraries").
+  std::vector<std::string> precompile;
   // compile_kernel only: which tier answers (above). Not part of any cache key: eager and lazy
   // share the specialized kernel, lazy and generic the generic tier.
   Specialization specialization = Specialization::kEager;
@@ -87,7 +93,8 @@ struct CompileOptions {
            a.line_info == b.line_info && a.tmem_access_check == b.tmem_access_check &&
            a.cta_group == b.cta_group && a.keep_dir == b.keep_dir &&
            a.nvrtc_options == b.nvrtc_options && a.ptx_options == b.ptx_options &&
-           a.extra_options == b.extra_options && a.specialization == b.specialization;
+           a.extra_options == b.extra_options && a.precompile == b.precompile &&
+           a.specialization == b.specialization;
   }
   friend bool operator!=(const CompileOptions& a, const CompileOptions& b) { return !(a == b); }
 };

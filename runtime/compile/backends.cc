@@ -532,6 +532,7 @@ std::string to_string(const CompileOptions& options) {
   if (options.cta_group != 1) text += " cta_group=" + std::to_string(options.cta_group);
   for (const std::string& extra : options.extra_options) text += " " + extra;
   for (const std::string& option : options.nvrtc_options) text += " nvrtc:" + option;
+  for (const std::string& header : options.precompile) text += " precompile:" + header;
   for (const std::string& option : options.ptx_options) text += " ptx:" + option;
   return text;
 }

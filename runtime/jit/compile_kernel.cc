@@ -99,8 +99,28 @@ Result<Includes> includes_of(const KernelSource& source, const KernelContext& co
   query.source_path = source.path;
   query.include_dirs = std::move(search->include_dirs);
   query.pre_includes = std::move(search->pre_includes);
-  query.in_memory = {std::string(kernels::kTransfersHeader)};
   query.defines = std::move(search->defines);
+  const std::string named_first = kernels::include_lines(context.options.precompile);
+  if (!named_first.empty()) {
+    // A header parsed once must not reach the transfers: its precompiled parse would hold one
+    // layout's transfers and serve them to the next. Scanned alone, the transfers' header is
+    // looked up like any other and is missing when reached.
+    query.source = named_first;
+    auto alone = include_closure_cache().closure(query);
+    if (!alone.ok()) return std::move(alone).error();
+    for (const std::string& missing : (*alone)->missing)
+      if (missing.starts_with(kernels::kTransfersHeader))
+        return Error(ErrorCode::kUsage,
+                     "CompileOptions::precompile: a header named there includes <" +
+                         std::string(kernels::kTransfersHeader) +
+                         ">, so its parse would hold one layout's transfers",
+                     "name only headers that do not reach the transfers (CuTe, the library's "
+                     "own utilities); the one that includes them is compiled with each layout");
+    query.source = std::string_view();
+  }
+  const std::string source_text = named_first + source.text;  // as NVRTC reads it
+  query.source = source_text;
+  query.in_memory = {std::string(kernels::kTransfersHeader)};
   auto closure = include_closure_cache().closure(query);
   if (!closure.ok()) return std::move(closure).error();
   Includes includes{(*closure)->digest, static_cast<int>((*closure)->files.size()), *closure, {}};
@@ -127,6 +147,7 @@ struct FrontEnd {
 
 // Why the library makes no precompiled headers for this compile; empty when it does.
 std::string pch_off_reason(const kernels::CudaUnit& unit, const KernelContext& context) {
+  if (!context.options.precompile.empty()) return {};
   if (!unit.header_stop)
     return std::string("off: the source does not write #include <") +
            std::string(kernels::kTransfersHeader) + "> itself";
@@ -139,7 +160,8 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const std::string& transfers_header,
                                      const KernelContext& context, const Includes& includes,
                                      std::string_view keep_stem) {
-  const kernels::CudaUnit unit = kernels::cuda_unit(source.text, source.path);
+  const kernels::CudaUnit unit =
+      kernels::cuda_unit(source.text, source.path, context.options.precompile);
   std::vector<std::pair<std::string, std::string>> headers = {
       {std::string(kernels::kTransfersHeader), transfers_header}};
   if (!unit.prefix_header_name.empty())
@@ -147,6 +169,16 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
   std::vector<std::string> options = context.nvrtc;
   FrontEnd out;
   out.headers = pch_off_reason(unit, context);
+  if (context.options.precompile.empty() && unit.includes_after > 0)
+    out.warning = std::string(unit.header_stop ? "the headers " + source.path +
+                                                     " includes after <tmemjit/transfers.cuh>"
+                                               : source.path +
+                                                     " reaches <tmemjit/transfers.cuh> through "
+                                                     "a header, so its headers") +
+                  " are parsed again for every layout: name the ones to parse once in "
+                  "CompileOptions::precompile (CLI --precompile HEADER)" +
+                  (unit.header_stop ? ", or include them before the transfers" : "") +
+                  " (docs/specialization.md, \"Header-only libraries\")";
   // A precompiled header is keyed by the include digest too: one the scan cannot follow would
   // serve its old parse after an edit.
   if (out.headers.empty() && !includes.uncacheable.empty())
@@ -176,10 +208,11 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
       const std::vector<std::string> pch = lease->options();
       options.insert(options.end(), pch.begin(), pch.end());
       if (!unit.inline_stop_reason.empty())
-        out.warning = "only the headers before the first line of code of " + source.path +
-                      " are precompiled: " + unit.inline_stop_reason +
-                      ", so the code before it is parsed again for every layout "
-                      "(docs/specialization.md, \"How a layout compiles\")";
+        out.warning += std::string(out.warning.empty() ? "" : "; ") +
+                       "only the headers before the first line of code of " + source.path +
+                       " are precompiled: " + unit.inline_stop_reason +
+                       ", so the code before it is parsed again for every layout "
+                       "(docs/specialization.md, \"How a layout compiles\")";
       if (!lease->repaired().empty())
         out.warning += (out.warning.empty() ? "" : "; ") + lease->repaired();
     }

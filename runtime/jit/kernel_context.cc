@@ -168,7 +168,8 @@ Key128 context_digest(std::string_view call, const KernelContext& context, bool 
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"extra option", &context.ptx.extra_options},
       {"ptx option", &context.ptx.ptx_options},
-      {"nvrtc option", &context.nvrtc}};
+      {"nvrtc option", &context.nvrtc},
+      {"precompile", &context.options.precompile}};
   for (const auto& [what, list] : lists) {
     key.integer(what, static_cast<int64_t>(list->size()));
     for (const std::string& option : *list) key.str(what, option);
