@@ -26,7 +26,7 @@ CHILD = textwrap.dedent("""
     # A second kernel of 64 dependent sinf calls: the compile takes over a second, so the main
     # thread ends during it.
     SLOW = ('\\nextern "C" __global__ void exit_test_slow(float* p) {\\n  float x = p[threadIdx.x];\\n' +
-            "  x = sinf(x) * p[((int)x) & 7];\\n" * 64 + "  p[threadIdx.x] = x;\\n}\\n")
+            "  x = sinf(x) * p[((int)x) & 7];\\n" * 256 + "  p[threadIdx.x] = x;\\n}\\n")
     tmemjit.set_cache_dir(cache)
     text = open(sys.argv[5]).read()
     transfers = {
@@ -46,7 +46,7 @@ CHILD = textwrap.dedent("""
             tmemjit.compile_kernel(text + SLOW, "epilogue", transfers)
             done.set()
         threading.Thread(target=compile_it, daemon=True).start()
-        time.sleep(0.3)
+        time.sleep(0.2)  # inside the compile by then; it takes seconds (SLOW), also on fast hosts
         print("done" if done.is_set() else "compiling", flush=True)
     elif mode == "eager":
         kernel = tmemjit.compile_kernel(text + SLOW, "epilogue", transfers)

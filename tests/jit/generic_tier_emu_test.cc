@@ -293,6 +293,7 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
     const Launched generic = run(*compiled.generic, cases[i], regs, columns);
     int used = 0;
     std::set<std::uint32_t> stored(specialized.dump.begin(), specialized.dump.end());
+    const bool packed = cases[i].load.op().to_string().find("pack::16b") != std::string::npos;
     for (size_t w = 0; w < specialized.out.size(); ++w) {
       if (specialized.expect[w] == 0xFFFFFFFFu) continue;  // a slot the layout leaves unused
       ++used;
@@ -300,8 +301,11 @@ TEST(GenericTierEmu, EveryFormMovesEachElementAsTheSpecializedKernelDoes) {
           << "specialized: thread " << w / regs << ", slot " << w % regs;
       ASSERT_EQ(generic.out[w], specialized.out[w])
           << "generic: thread " << w / regs << ", slot " << w % regs;
-      ASSERT_TRUE(stored.count(specialized.expect[w]))  // the store put the element in TMEM
-          << "TMEM holds no cell with thread " << w / regs << ", slot " << w % regs << "'s code";
+      // The store put the element in TMEM: one cell holds its code. (A 16-bit form unpacks a
+      // register into two cells, each with half of it.)
+      if (!packed)
+        ASSERT_TRUE(stored.count(specialized.expect[w]))
+            << "TMEM holds no cell with thread " << w / regs << ", slot " << w % regs << "'s code";
     }
     EXPECT_GT(used, 0);
     // What the store left in TMEM, read by the kernel's own loads: the same cell for cell.
