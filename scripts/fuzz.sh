@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 FUZZ_SECONDS=${TMEMJIT_FUZZ_SECONDS:-20}
 FUZZ_BUILD=${TMEMJIT_ASAN_BUILD_DIR:-$TMEMJIT_ROOT/build-asan}
 ALL_TARGETS=(opcode layout view spec check disk_entry differential code_stats text entry_meta
-             include_scan)
+             include_scan cuda_unit)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 

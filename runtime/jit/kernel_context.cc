@@ -280,6 +280,17 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
                    "tmemjit specialize --target, Python target=");
     standard = standard || names_standard(option);
   }
+  for (const std::string& header : given.precompile)
+    if (header.empty() || header.find_first_of("<>\"\n\r") != std::string::npos ||
+        header.find('\0') != std::string::npos)
+      return Error(ErrorCode::kUsage,
+                   "CompileOptions::precompile: '" + quote_excerpt(header) +
+                       "' is not a header name as #include <...> takes it",
+                   "one name per element, without <> or quotes (e.g. cute/tensor.hpp)");
+  if (!cuda && !given.precompile.empty())
+    return Error(ErrorCode::kUsage,
+                 "CompileOptions::precompile applies to CUDA sources; " + source.path + " is PTX",
+                 "leave it empty for a PTX source");
   for (const std::string& option : context.ptx.ptx_options)
     if (option.empty())
       return Error(ErrorCode::kUsage, "compile_kernel: an empty PTX compiler option",

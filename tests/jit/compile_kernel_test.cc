@@ -1198,6 +1198,15 @@ TEST_F(CompileKernel, PrecompileNamesTheHeadersOfAHeaderOnlyLibrary) {
     EXPECT_NE(std::string(kernel->ptx()).find(l.op), std::string::npos) << "not its transfers";
   }
 
+  // A name is what #include <...> takes: brackets, quotes or an empty name are kUsage.
+  for (const char* bad : {"<cuda_bf16.h>", "\"cuda_bf16.h\"", ""}) {
+    options.precompile = {bad};
+    auto wrong = compile_kernel(source, transfers_of("d_x32_ld", "d_x32_st"), options);
+    ASSERT_FALSE(wrong.ok()) << bad;
+    EXPECT_EQ(wrong.error().code(), ErrorCode::kUsage);
+    EXPECT_NE(wrong.error().message().find("is not a header name"), std::string::npos)
+        << wrong.error().message();
+  }
   options.precompile = {"epi_lib.h"};
   auto refused = compile_kernel(source, transfers_of("d_x64_ld", "d_x64_st"), options);
   ASSERT_FALSE(refused.ok());
