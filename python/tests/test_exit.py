@@ -26,7 +26,7 @@ CHILD = textwrap.dedent("""
     # A second kernel of 64 dependent sinf calls: the compile takes over a second, so the main
     # thread ends during it.
     SLOW = ('\\nextern "C" __global__ void exit_test_slow(float* p) {\\n  float x = p[threadIdx.x];\\n' +
-            "  x = sinf(x) * p[((int)x) & 7];\\n" * 256 + "  p[threadIdx.x] = x;\\n}\\n")
+            "  x = sinf(x) * p[((int)x) & 7];\\n" * 64 + "  p[threadIdx.x] = x;\\n}\\n")
     tmemjit.set_cache_dir(cache)
     text = open(sys.argv[5]).read()
     transfers = {
@@ -41,12 +41,16 @@ CHILD = textwrap.dedent("""
         kernel = tmemjit.compile_kernel(text, "epilogue", transfers, specialization="lazy")
         print(kernel.tier, flush=True)
     elif mode == "daemon":
-        done = threading.Event()
+        started, done = threading.Event(), threading.Event()
         def compile_it():
+            started.set()
             tmemjit.compile_kernel(text + SLOW, "epilogue", transfers)
             done.set()
         threading.Thread(target=compile_it, daemon=True).start()
-        time.sleep(0.2)  # inside the compile by then; it takes seconds (SLOW), also on fast hosts
+        started.wait()
+        # Inside NVRTC by then (the wrapper's checks take microseconds), and NVRTC alone takes
+        # longer than this on any host: the exit comes during the compile, not before or after.
+        time.sleep(0.05)
         print("done" if done.is_set() else "compiling", flush=True)
     elif mode == "eager":
         kernel = tmemjit.compile_kernel(text + SLOW, "epilogue", transfers)

@@ -87,8 +87,10 @@ def _tensor_map(driver, tensor, box_rows):
     (128 bytes), 128-byte swizzle, as the kernel's comment asks of the host."""
     rows, columns = tensor.shape
     bf16 = driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    u32, u64 = driver.cuuint32_t, driver.cuuint64_t  # cuda.bindings takes these, not ints
     status, tensor_map = driver.cuTensorMapEncodeTiled(
-        bf16, 2, tensor.data_ptr(), [columns, rows], [columns * 2], [64, box_rows], [1, 1],
+        bf16, u32(2), tensor.data_ptr(), [u64(columns), u64(rows)], [u64(columns * 2)],
+        [u32(64), u32(box_rows)], [u32(1), u32(1)],
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
