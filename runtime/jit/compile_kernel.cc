@@ -362,6 +362,32 @@ KernelContext blackwell_front_end(const KernelContext& context) {
   return front;
 }
 
+// The user's NVRTC precompiled-header options are replaced by the library's (kernel_context.h).
+std::string replaced_pch_warning(const KernelContext& context) {
+  std::string given;
+  for (const std::string& option : context.replaced_pch) given += " " + option;
+  return "your NVRTC precompiled-header options (" + given.substr(1) +
+         ") are replaced by the library's own: NVRTC reuses a precompiled header without "
+         "checking the generated <" +
+         std::string(kernels::kTransfersHeader) +
+         ">, so one of its making could serve one layout's transfers to another "
+         "(docs/specialization.md \"Options\"); leave them out to silence this";
+}
+
+// A transfer no file names is never called. A header-only library calls its transfers from a
+// header the source includes: the closure's headers are searched too, only when the source
+// itself does not name the transfer.
+void add_never_called_warnings(const KernelSource& source,
+                               const kernels::PreparedTransfers& prepared, const Includes& includes,
+                               std::vector<std::string>& warnings) {
+  for (const kernels::TransferCode& code : prepared.codes)
+    if (!kernels::mentions_identifier(source.text, code.options.name) &&
+        (includes.closure == nullptr ||
+         !closure_mentions_identifier(*includes.closure, code.options.name)))
+      warnings.push_back("transfer '" + code.options.name + "' is never called by " +
+                         path_of(source) + " or a header it includes");
+}
+
 // The miss path: the specialized kernel, or with `generic` the generic tier of those transfers
 // (docs/specialization.md §Tiers).
 Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> transfers,
@@ -419,17 +445,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     meta.headers = front_end->headers;
     meta.log = front_end->log;
     if (!front_end->warning.empty()) meta.warnings.push_back(front_end->warning);
-    if (!context.replaced_pch.empty()) {
-      std::string given;
-      for (const std::string& option : context.replaced_pch) given += " " + option;
-      meta.warnings.push_back(
-          "your NVRTC precompiled-header options (" + given.substr(1) +
-          ") are replaced by the library's own: NVRTC reuses a precompiled header without "
-          "checking the generated <" +
-          std::string(kernels::kTransfersHeader) +
-          ">, so one of its making could serve one layout's transfers to another "
-          "(docs/specialization.md \"Options\"); leave them out to silence this");
-    }
+    if (!context.replaced_pch.empty()) meta.warnings.push_back(replaced_pch_warning(context));
     built.headers_reused = front_end->headers_reused;
     built.front_end_ms = front_end->ms;
     const std::vector<std::string> entries = ptx::entry_names(ptx);
@@ -438,14 +454,7 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     if (meta.entry.empty() ||
         std::find(entries.begin(), entries.end(), meta.entry) == entries.end())
       return unknown_entry(source, entries);
-    // A header-only library calls its transfers from a header the source includes: the
-    // closure's headers are searched too, only when the source itself does not name one.
-    for (const kernels::TransferCode& code : prepared->codes)
-      if (!kernels::mentions_identifier(source.text, code.options.name) &&
-          (includes.closure == nullptr ||
-           !closure_mentions_identifier(*includes.closure, code.options.name)))
-        meta.warnings.push_back("transfer '" + code.options.name + "' is never called by " +
-                                path_of(source) + " or a header it includes");
+    add_never_called_warnings(source, *prepared, includes, meta.warnings);
   } else {
     const std::vector<std::string> entries = ptx::entry_names(source.text);
     meta.entry = ptx::find_entry(entries, source.entry);
