@@ -173,7 +173,12 @@ TEST_F(GenericTier, ConcurrentReadersSeeOneWholeTierDuringTheSwitch) {
     readers.emplace_back([&done, &f, &mine] {
       while (!done.load()) {
         const Kernel copy = *f;  // copies share the switch
-        Seen now(std::string(copy.tier()), copy.cubin().size());
+        // tier() and cubin() are two reads: a switch may fall between them. A sample whose
+        // module is the same before and after its tier was read is one tier's whole view.
+        const size_t before = copy.cubin().size();
+        std::string tier(copy.tier());
+        if (copy.cubin().size() != before) continue;
+        Seen now(std::move(tier), before);
         if (mine.empty() || mine.back() != now) mine.push_back(std::move(now));
       }
     });
