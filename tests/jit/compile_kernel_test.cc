@@ -415,39 +415,49 @@ TEST_F(CompileKernel, SpecializedKernelHasTheInlineFormsSassForEveryExampleLayou
   }
 }
 
-// Fidelity, byte for byte (issue 39 item 10): the kernel's machine code (its .text section) is
-// the bytes NVRTC itself makes of the source with the transfers pasted in, called directly with
-// the target, the standard and the toolkit's include directory, on sm_100a and sm_100f.
-TEST_F(CompileKernel, SpecializedKernelsTextIsNvrtcsOfTheInlineSourceByteForByte) {
+// The kernel compile_kernel made of `text` has, byte for byte, the machine code (the entry's .text
+// section) NVRTC itself makes of `text` with the transfers pasted in where it includes them,
+// called directly with the target, the standard, the toolkit's include directory and `defines`.
+void expect_text_is_nvrtcs(const std::string& text, const char* entry,
+                           const std::vector<NamedTransfer>& transfers, Target target,
+                           const std::vector<std::string>& defines = {}) {
   const std::string include = "#include <tmemjit/transfers.cuh>";
+  CompileOptions options;
+  options.target = target;
+  options.nvrtc_options = defines;
+  auto specialized = compile_kernel({Language::kCuda, text, entry, std::string(entry) + ".cu"},
+                                    transfers, options);
+  ASSERT_TRUE(specialized.ok()) << specialized.error().full_text();
+  std::string inline_text = text;
+  std::string functions;
+  for (const NamedTransfer& t : transfers)
+    functions += device_function(t.spec, t.options).value().source;
+  inline_text.replace(inline_text.find(include), include.size(), functions);
+  std::vector<std::string> nvrtc = {"--gpu-architecture=" + std::string(to_string(target)),
+                                    "--std=c++17", "--include-path=" + toolkit_include_dir()};
+  nvrtc.insert(nvrtc.end(), defines.begin(), defines.end());
+  auto reference = testing::nvrtc_cubin(inline_text, nvrtc);
+  ASSERT_TRUE(reference.ok()) << reference.error().full_text();
+  const std::string ours = testing::text_bytes(specialized->cubin(), entry);
+  const std::string theirs = testing::text_bytes(*reference, entry);
+  ASSERT_GT(theirs.size(), 0u);
+  EXPECT_EQ(ours.size(), theirs.size());
+  EXPECT_TRUE(ours == theirs) << "the .text bytes differ";
+}
+
+// Fidelity, byte for byte (issue 39 item 10): the epilogue's .text is NVRTC's of the inline
+// source, on sm_100a and sm_100f.
+TEST_F(CompileKernel, SpecializedKernelsTextIsNvrtcsOfTheInlineSourceByteForByte) {
   const std::string epilogue =
       read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/epilogue/epilogue.cu");
   for (const Target target : {Target::kSm100a, Target::kSm100f}) {
     for (const auto& [load, store] :
          {std::pair{"d_x32_ld", "d_x32_st"}, std::pair{"f_16x256b_ld", "f_16x256b_st"}}) {
       SCOPED_TRACE(std::string(to_string(target)) + " " + load);
-      const std::vector<NamedTransfer> transfers = {
-          transfer(layout(load), "acc_load", false, true),
-          transfer(layout(store), "acc_store", false, true)};
-      CompileOptions options;
-      options.target = target;
-      auto specialized = compile_kernel({Language::kCuda, epilogue, "epilogue", "epilogue.cu"},
-                                        transfers, options);
-      ASSERT_TRUE(specialized.ok()) << specialized.error().full_text();
-      std::string inline_text = epilogue;
-      std::string functions;
-      for (const NamedTransfer& t : transfers)
-        functions += device_function(t.spec, t.options).value().source;
-      inline_text.replace(inline_text.find(include), include.size(), functions);
-      auto reference = testing::nvrtc_cubin(
-          inline_text, {"--gpu-architecture=" + std::string(to_string(target)), "--std=c++17",
-                        "--include-path=" + toolkit_include_dir()});
-      ASSERT_TRUE(reference.ok()) << reference.error().full_text();
-      const std::string ours = testing::text_bytes(specialized->cubin(), "epilogue");
-      const std::string theirs = testing::text_bytes(*reference, "epilogue");
-      ASSERT_GT(theirs.size(), 0u);
-      EXPECT_EQ(ours.size(), theirs.size());
-      EXPECT_TRUE(ours == theirs) << "the .text bytes differ";
+      expect_text_is_nvrtcs(epilogue, "epilogue",
+                            {transfer(layout(load), "acc_load", false, true),
+                             transfer(layout(store), "acc_store", false, true)},
+                            target);
     }
   }
 }
@@ -455,10 +465,8 @@ TEST_F(CompileKernel, SpecializedKernelsTextIsNvrtcsOfTheInlineSourceByteForByte
 // The same for the softmax example (examples/softmax): four transfers, among them the bf16 P
 // store tmem::packed_twin makes, no wait, chunk columns as arguments, and a -D the kernel needs.
 TEST_F(CompileKernel, SoftmaxsTextIsNvrtcsOfTheInlineSourceByteForByte) {
-  const std::string include = "#include <tmemjit/transfers.cuh>";
   const std::string softmax =
       read_file(std::string(TMEMJIT_SOURCE_DIR) + "/examples/softmax/softmax.cu");
-  const std::string columns = "-DSOFTMAX_COLUMNS=128";
   struct Chunk {
     const char* name;
     const char* regs;
@@ -481,29 +489,11 @@ TEST_F(CompileKernel, SoftmaxsTextIsNvrtcsOfTheInlineSourceByteForByte) {
           Opcode::make(Direction::kLoad, p_store.op().shape(), p_store.op().num(), false).value();
       const TransferSpec p_load =
           TransferSpec::make(p_load_op, p_store.scope(), p_store.tmem(), p_store.regs()).value();
-      const std::vector<NamedTransfer> transfers = {
-          transfer(store, "s_store", false, true), transfer(load, "s_load", false, true),
-          transfer(p_store, "p_store", false, true), transfer(p_load, "p_load", false, true)};
-      CompileOptions options;
-      options.target = target;
-      options.nvrtc_options = {columns};
-      auto specialized =
-          compile_kernel({Language::kCuda, softmax, "softmax", "softmax.cu"}, transfers, options);
-      ASSERT_TRUE(specialized.ok()) << specialized.error().full_text();
-      std::string inline_text = softmax;
-      std::string functions;
-      for (const NamedTransfer& t : transfers)
-        functions += device_function(t.spec, t.options).value().source;
-      inline_text.replace(inline_text.find(include), include.size(), functions);
-      auto reference = testing::nvrtc_cubin(
-          inline_text, {"--gpu-architecture=" + std::string(to_string(target)), "--std=c++17",
-                        "--include-path=" + toolkit_include_dir(), columns});
-      ASSERT_TRUE(reference.ok()) << reference.error().full_text();
-      const std::string ours = testing::text_bytes(specialized->cubin(), "softmax");
-      const std::string theirs = testing::text_bytes(*reference, "softmax");
-      ASSERT_GT(theirs.size(), 0u);
-      EXPECT_EQ(ours.size(), theirs.size());
-      EXPECT_TRUE(ours == theirs) << "the .text bytes differ";
+      expect_text_is_nvrtcs(
+          softmax, "softmax",
+          {transfer(store, "s_store", false, true), transfer(load, "s_load", false, true),
+           transfer(p_store, "p_store", false, true), transfer(p_load, "p_load", false, true)},
+          target, {"-DSOFTMAX_COLUMNS=128"});
     }
   }
 }
