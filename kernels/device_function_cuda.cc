@@ -344,7 +344,8 @@ std::string cuda_lifecycle(Target target, bool extern_state, int cta_group) {
        << "struct EmuState {\n  " << kU << "* tmem;    // " << kEmuTmemWords
        << " words per CTA: lane-major, 512 columns per lane\n  " << kU << "* status;  // "
        << kEmuUserStatusWords
-       << " words per CTA: two per thread, then the header (word 0: allocated columns)\n};\n"
+       << " words per CTA: two per thread, then the header (word 0: allocated columns)\n"
+       << "  unsigned long long flags;  // bit 0: strict mode (docs/emulation.md)\n};\n"
        << (extern_state ? "extern __device__ EmuState emu_state;  // defined by the kernel's side\n"
                         : "__device__ EmuState emu_state;\n")
        << "namespace emu {\n"
@@ -386,7 +387,16 @@ std::string cuda_lifecycle(Target target, bool extern_state, int cta_group) {
        << "    return false;\n  }\n"
        << "  if (column + width > status()[" << kEmuStatusWords << "]) {\n"
        << "    record(" << static_cast<unsigned>(EmuEvent::kColumns) << "u, id, address);\n"
-       << "    return false;\n  }\n  return true;\n}\n"
+       << "    return false;\n  }\n"
+       << "  // Strict mode: columns an MMA writes until its commit (header word "
+       << kEmuHeaderPending << ").\n"
+       << "  if ((emu_state.flags & 1ull) != 0ull) {\n"
+       << "    const " << kU << " first = column / 32u, last = (column + width - 1u) / 32u;\n"
+       << "    const " << kU << " pending = status()[" << kEmuStatusWords + kEmuHeaderPending
+       << "] >> first;\n"
+       << "    if ((pending & ((2u << (last - first)) - 1u)) != 0u)\n"
+       << "      record(" << static_cast<unsigned>(EmuEvent::kStrictPending)
+       << "u, id, address);\n  }\n  return true;\n}\n"
        << "__device__ __forceinline__ void wait() {\n  __threadfence_block();\n  __syncwarp();\n}\n"
        << "}  // namespace emu\n"
        << "__device__ __forceinline__ void alloc(" << kU << "* smem_result, " << kU

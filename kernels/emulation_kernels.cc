@@ -524,6 +524,22 @@ Error library_event(EmuEvent event, const std::string& what, const std::string& 
       return Error(ErrorCode::kRule, head + "rule R27: cta_group::" + std::to_string(value) +
                                          " without its peer CTA in the cluster, or both "
                                          "cta_groups in one CTA");
+    case EmuEvent::kTmaPeer:
+      return Error(
+          ErrorCode::kUsage,
+          head + (value == 0 ? std::string("the tensor map's box could not be read (an im2col "
+                                           "or interleaved map?), so the peer CTA's barrier "
+                                           "cannot be told its bytes; the kernel was stopped")
+                             : "the " + std::to_string(value) +
+                                   " bytes read from the tensor map's box did not all arrive "
+                                   "on the shadow barrier; the peer's barrier was told them "
+                                   "anyway"));
+    case EmuEvent::kStrictPending:
+      return Error(ErrorCode::kRule,
+                   head + "at " + at +
+                       ": strict mode: these columns belong to an MMA until a tcgen05.commit "
+                       "completes it and its mbarrier is waited on (PTX ISA 9.7.16.12.1); on "
+                       "hardware this access races with the MMA");
     case EmuEvent::kOperandNotEmulated:
       return Error(ErrorCode::kUsage, head +
                                           "a non-zero disable-output-lane mask, which the "

@@ -116,8 +116,13 @@ enum class EmuEvent : std::uint32_t {
   kNotEmulated = 11,       // a form the library does not emulate yet
   kCtaPair = 12,           // cta_group::2 without its peer, or both cta_groups in one CTA (R27)
   kOperandNotEmulated =
-      13,  // an operand value the lowering cannot emulate (kernels/user_emulation.h)
+      13,               // an operand value the lowering cannot emulate (kernels/user_emulation.h)
+  kTmaPeer = 14,        // a TMA .cta_group::2 into the peer's barrier: its bytes unknown or missing
+  kStrictPending = 15,  // strict mode: an access to columns an MMA writes before its commit
 };
+// Strict mode's header word (relative to the header): the 32-column chunks an MMA writes until
+// its commit completes it (kernels/emu/tcgen05_emulation.cuh kHeaderPending).
+inline constexpr std::size_t kEmuHeaderPending = 8;
 // Decodes the status slots of one CTA (kEmuStatusWords words at least) of a user kernel:
 // `instructions[id - 1]` describes id. Adds one line per warning to `warnings` (once per
 // instruction, first thread) and returns the first violation as a kRule error.

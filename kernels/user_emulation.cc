@@ -543,6 +543,12 @@ class Block {
     return name;
   }
 
+  // A declaration of the block's own (a return value's .param), before its instructions.
+  void declare(std::string_view declaration) {
+    decls_ += declaration;
+    decls_ += "; ";
+  }
+
   // An aggregate .param of `words` u32 (the struct of the generated ld/st functions).
   std::string aggregate(int words) {
     const std::string name = "tmemjit_a" + std::to_string(params_++);
@@ -818,6 +824,7 @@ class Lowering {
       const size_t end = header_.find_first_of(",)", at);
       registers_.declare(header_.substr(at, end == std::string_view::npos ? end : end - at));
     }
+    function_header_ = header_;  // its .param names, for the statements of its body
     header_ = {};
   }
   static std::string prefix() { return "user emulation: "; }
@@ -1544,21 +1551,91 @@ class Lowering {
 
   // cp.async.bulk.tensor with .cta_group (PTX ISA §9.7.9.25.5.1, sm_100): ::1 signals the
   // barrier of the destination's CTA, which is what the plain sm_90 TMA does; ::2 may signal the
-  // peer CTA's barrier, which sm_90 cannot (HOPPER-NOTES R1).
+  // peer CTA's barrier, which sm_90 cannot (docs/emulation.md §TMA .cta_group::2): there the TMA
+  // completes on a shadow barrier of the issuing CTA, waited on, and its bytes are then completed
+  // on the peer's barrier (mbarrier.complete_tx through the cluster address).
   Lowered tensor_copy(const Instruction& in) {
-    if (in.opcode.find(".cta_group::2") != std::string_view::npos)
-      return refusal(in,
-                     "TMA with .cta_group::2 (its mbarrier may be in the peer CTA) is not "
-                     "emulated yet");
+    const std::vector<std::string_view> tokens = split_qualifiers(in.opcode);
+    const bool pair = has_token(tokens, "cta_group::2");
+    if (!pair && !has_token(tokens, "cta_group::1"))
+      return refusal(in, "unexpected .cta_group qualifier");
+    if (pair && has_token(tokens, "multicast::cluster"))
+      return refusal(in, "TMA with .cta_group::2 and .multicast::cluster is not emulated yet");
+    if (pair && in.opcode.find(".im2col") != std::string_view::npos)
+      return refusal(in, "TMA with .cta_group::2 in an im2col mode is not emulated yet");
     assign_id(in);
     std::string opcode(in.opcode);
-    const size_t at = opcode.find(".cta_group::1");
-    if (at == std::string::npos) return refusal(in, "unexpected .cta_group qualifier");
-    opcode.erase(at, std::string_view(".cta_group::1").size());
+    const std::string_view qualifier = pair ? ".cta_group::2" : ".cta_group::1";
+    opcode.erase(opcode.find(qualifier), qualifier.size());
     std::string operands(in.operand_text);
     for (char& c : operands)  // one line, as every replacement (its newlines are added back)
       if (c == '\n' || c == '\r') c = ' ';
-    return "{ " + opcode + " " + operands + "; }";
+    if (!pair) return "{ " + opcode + " " + operands + "; }";
+    return peer_tensor_copy(in, opcode, operands);
+  }
+
+  // The .cta_group::2 load: the plain TMA where the barrier is this CTA's, else the shadow path.
+  Lowered peer_tensor_copy(const Instruction& in, const std::string& opcode,
+                           const std::string& operands) {
+    const auto ops = split_operands(operands);
+    if (ops.size() < 3) return refusal(in, "expected [dst], [tensorMap, {coordinates}], [mbar]");
+    Block b(registers_);
+    const std::string mbar = b.address(ops[2], false);
+    auto map = tensor_map_address(b, ops[1]);
+    if (!map) return refusal(in, map.error().message());
+    const std::string id = std::to_string(next_id_ - 1);
+    const std::string rank = b.temp32(), self = b.temp32(), shadow = b.temp32();
+    const std::string local = b.temp_pred();
+    b.emit("getctarank.shared::cluster.u32 " + rank + ", " + mbar);
+    b.emit("mov.u32 " + self + ", %cluster_ctarank");
+    b.emit("setp.eq.u32 " + local + ", " + rank + ", " + self);
+    b.emit("@" + local + " " + opcode + " " + operands);
+    const std::string map_param = b.param(*map, true);
+    const std::string begin_params = map_param + ", " + b.param(id, false);
+    b.declare(".param .b32 tmemjit_r0");
+    b.emit("@!" + local + " call (tmemjit_r0), tmemjit_emu_tma_peer_begin, (" + begin_params + ")");
+    b.emit("ld.param.b32 " + shadow + ", [tmemjit_r0]");
+    std::string shadowed;
+    for (size_t i = 0; i < ops.size(); ++i)
+      shadowed += (i ? ", " : "") + (i == 2 ? "[" + shadow + "]" : std::string(ops[i]));
+    b.emit("@!" + local + " " + opcode + " " + shadowed);
+    const std::string shadow_param = b.param(shadow, false), mbar_param = b.param(mbar, false);
+    call(b, "tmemjit_emu_tma_peer_end", {shadow_param, mbar_param, b.param(id, false)},
+         "!" + local);
+    return finish_block(in, b);
+  }
+
+  // The generic address of the tensor map in "[tensorMap, {coordinates}]": a register holds one
+  // (PTX ISA §9.7.9.25.5.1); a kernel parameter's name is its .param address, made generic.
+  Result<std::string> tensor_map_address(Block& b, std::string_view operand) {
+    if (operand.size() < 2 || operand.front() != '[')
+      return Error(ErrorCode::kUsage, "the tensor map operand " + std::string(operand) +
+                                          " is not [tensorMap, {coordinates}]");
+    const auto parts = split_operands(operand.substr(1, operand.size() - 2));
+    const std::string_view map = parts.empty() ? std::string_view() : parts[0];
+    if (map.starts_with('%')) return b.u64(map);
+    if (!declares_param(function_header_, map))
+      return Error(ErrorCode::kUsage,
+                   "the tensor map " + std::string(map) +
+                       " is neither a register nor a parameter of the kernel; the emulation of "
+                       ".cta_group::2 reads the map's box through a generic address");
+    const std::string param = b.temp64(), generic = b.temp64();
+    b.emit("mov.u64 " + param + ", " + std::string(map));
+    b.emit("cvta.param.u64 " + generic + ", " + param);
+    return generic;
+  }
+
+  // Whether the function header declares `name` as a .param.
+  static bool declares_param(std::string_view header, std::string_view name) {
+    for (size_t at = header.find(name); at != std::string_view::npos;
+         at = header.find(name, at + 1)) {
+      const bool starts = at == 0 || !is_ident_char(header[at - 1]);
+      const size_t end = at + name.size();
+      const bool ends = end == header.size() || !is_ident_char(header[end]);
+      if (starts && ends && header.substr(0, at).rfind(".param") != std::string_view::npos)
+        return true;
+    }
+    return false;
   }
 
   // ---- the result ----
@@ -1584,6 +1661,7 @@ class Lowering {
   std::string_view source_;
   std::string blank_;
   std::string_view header_;  // the last module-scope directive (a function header before its '{')
+  std::string_view function_header_;  // the header of the function whose body is being read
   std::string name_;
   std::string out_;
   size_t copied_ = 0;

@@ -26,6 +26,11 @@ struct EmulateOptions {
   std::string entry;
   // The file name messages use ("kernel.ptx" when empty).
   std::string path;
+  // Strict mode (docs/emulation.md §Strict mode): a tcgen05.ld/st of TMEM columns that an MMA
+  // writes, before the tcgen05.commit that completes it, is a kRule error from emulation_check()
+  // (on hardware it races with the MMA), and a fresh allocation reads as all ones (NaN as f32)
+  // until written. Costs one check per access.
+  bool strict = false;
   // backend, opt_level, line_info, keep_dir and ptx_options apply to the sm_90 compile; target is
   // ignored (the emulation target is sm_90).
   CompileOptions compile;

@@ -29,6 +29,12 @@
 //                Word 1: the TMEM address.
 //   11 unsupported   a form this library does not emulate (block-scaled kinds, cp decompression).
 //                Word 1: the ABI flags; skipped.
+//   14 tma_peer  a TMA .cta_group::2 into the peer's barrier whose box bytes could not be read from
+//                the tensor map (word 1: 0; the kernel traps) or did not all arrive (word 1: the
+//                bytes expected).
+//   15 strict_pending   (strict mode, EmuState::flags bit 0; recorded by emu::resolve) a
+//                tcgen05.ld/st of columns an MMA writes before the commit that completes it.
+//                Word 1: the TMEM address.
 //   12 cta_pair  cta_group not 1 or 2, cta_group::2 without a peer CTA in the cluster, or both
 //                cta_groups in one CTA (R27, recorded once, the operation goes on). Word 1: the
 //                cta_group.
@@ -37,7 +43,8 @@
 //   0  the end of the highest allocated column (emu::resolve's bound); 1  bitmap of allocated
 //   32-column chunks; 2  flags (kFlag*); 3, 4  per chunk (4 bits each, chunk c in word 3 + c/8)
 //   log2(columns / 32) + 1 of the allocation that starts there, else 0; 5  the previous
-//   allocation's column count; 15  the header lock.
+//   allocation's column count; 6, 7  the TMA shadow's lock and bytes; 8  strict mode's pending
+//   chunks (a bitmap, as word 1); 15  the header lock.
 #ifndef TMEMJIT_UMMA_DECODE_CUH
 #include "kernels/emu/umma_decode.cuh"
 #endif
@@ -62,6 +69,8 @@ enum : u32 {
   kEventTmemLanes = 10,
   kEventUnsupported = 11,
   kEventCtaPair = 12,
+  kEventTmaPeer = 14,
+  kEventStrictPending = 15,
 };
 
 enum : u32 {
@@ -71,6 +80,9 @@ enum : u32 {
   kHeaderFlags = 2,
   kHeaderSizes = 3,  // and 4
   kHeaderLastAlloc = 5,
+  kHeaderTmaLock = 6,   // the shadow barrier's owner (a TMA .cta_group::2 in flight)
+  kHeaderTmaBytes = 7,  // that TMA's box bytes
+  kHeaderPending = 8,   // strict mode: 32-column chunks an MMA writes until its commit
   kHeaderLock = 15,
 };
 
@@ -278,6 +290,26 @@ __device__ __forceinline__ void update_bound(volatile u32* h) {
   h[kHeaderBound] = chunks == 0u ? 0u : (32u - __clz(static_cast<int>(chunks))) * kChunkColumns;
 }
 
+// Strict mode (docs/emulation.md §Strict mode): real TMEM holds whatever the previous owner left;
+// a fresh allocation reads as NaN (f32) / -1 (integers) until something writes it.
+__device__ __forceinline__ bool strict() { return (emu_state.flags & 1ull) != 0ull; }
+enum : u32 { kStrictPattern = 0xFFFFFFFFu };
+__device__ void fill_columns(u32 column, u32 ncols) {
+  u32* region = tmem();
+  for (u32 lane = 0; lane < kLanes; ++lane)
+    for (u32 c = 0; c < ncols; ++c)
+      store_cell(region + lane * kColumns + column + c, kStrictPattern);
+}
+
+// The 32-column chunks of [column, column + width) as a bitmap (header word kHeaderChunks's form).
+__device__ __forceinline__ u32 chunk_mask(u32 column, u32 width) {
+  u32 mask = 0u;
+  for (u32 chunk = column / kChunkColumns;
+       chunk <= (column + width - 1u) / kChunkColumns && chunk < kColumns / kChunkColumns; ++chunk)
+    mask |= 1u << chunk;
+  return mask;
+}
+
 __device__ u32 allocate_columns(u32 ncols, u32 id) {
   if (!column_count_valid(ncols)) {
     record(kEventAllocColumns, id, ncols);
@@ -301,6 +333,7 @@ __device__ u32 allocate_columns(u32 ncols, u32 id) {
         h[kHeaderLastAlloc] = ncols;
         update_bound(h);
         address = chunk * kChunkColumns;  // lane 0
+        if (strict()) fill_columns(address, ncols);
         break;
       }
     }
@@ -895,6 +928,14 @@ extern "C" __device__ __noinline__ void tmemjit_emu_mma(
   using namespace tmemjit::emu;
   MmaPlan plan;
   if (!plan_mma(d_taddr, a_desc, a_taddr, b_desc, idesc, flags, id, plan)) return;
+  // Strict mode: D is the MMA's until a commit of this thread completes it (9.7.16.12.1); an
+  // access before that is a race that real hardware resolves by timing.
+  if (strict()) {
+    const u32 pending =
+        chunk_mask(plan.d_column, tmemjit::umma::d_column_extent(plan.m, plan.n, flags & 3u));
+    for (u32 part = 0; part < plan.pair.parts; ++part)
+      atomicOr(const_cast<u32*>(header_of(plan.pair.cta(part)) + kHeaderPending), pending);
+  }
   // Operands were written by TMA or by other threads (this CTA's or the peer's): order this
   // thread's reads after what it has observed (its mbarrier wait) at cluster scope.
   asm volatile("fence.acq_rel.cluster;" ::: "memory");
@@ -924,6 +965,11 @@ extern "C" __device__ __noinline__ void tmemjit_emu_commit(unsigned long long mb
                                                            unsigned int flags,
                                                            unsigned int cta_mask) {
   using namespace tmemjit::emu;
+  if (strict()) {  // the MMAs are complete: their columns may be read (before the arrive)
+    const Pair pair = pair_of(flags & 3u);
+    for (u32 part = 0; part < pair.parts; ++part)
+      atomicExch(const_cast<u32*>(header_of(pair.cta(part)) + kHeaderPending), 0u);
+  }
   __threadfence();
   const bool cluster_address_given = (flags & 4u) != 0u;
   const bool multicast = (flags & 8u) != 0u;
@@ -1055,4 +1101,86 @@ extern "C" __device__ __noinline__ void tmemjit_emu_try_cancel(unsigned int resu
                      cluster_address(mbar_smem, rank))
                  : "memory");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
+// [dst], [tensor_map, {coordinates}], [mbar] (9.7.9.25.5.1) whose mbar is the peer CTA's. On
+// sm_90 a TMA completes only on a barrier of the issuing CTA (measured, docs/emulation.md §TMA
+// .cta_group::2), so the lowering sends it to this CTA's shadow barrier between these two calls:
+// begin takes the shadow (one per CTA, under a lock in the status header: the TMA is synchronous
+// here, so the wait is short), initializes it and expects the box's bytes (read from the tensor
+// map); end waits for them, then completes the same bytes on the peer's barrier.
+namespace tmemjit {
+namespace emu {
+namespace {
+__shared__ __align__(8) unsigned long long tma_shadow;
+
+// The bytes one tiled TMA of `map` (a CUtensorMap: 16 u64, opaque) moves, which its mbarrier's
+// transaction count receives. Measured on an H100 (driver 580, docs/emulation.md §TMA
+// .cta_group::2) over 80 encodings (every data type, ranks 2-5, boxes 1-256, element strides,
+// swizzles, interleaves, L2 and OOB settings, global sizes and addresses): word 8 holds exactly
+// that count, the box's traversed elements times the element size, and nothing else. 0: the word
+// does not look like one (another encoding), so the caller stops rather than guess.
+__device__ u32 tma_box_bytes(const unsigned long long* map) {
+  const unsigned long long word = map[8];
+  const u32 bytes = static_cast<u32>(word);
+  if ((word >> 32) != 0ull || bytes == 0u || bytes % 16u != 0u || bytes > 227u * 1024u) return 0u;
+  return bytes;
+}
+
+// Spins bounded: a TMA whose bytes never arrive (a box the decoding got wrong) is an error, not a
+// hang. About 2^24 polls of ~100 ns: seconds, far past any real TMA.
+enum : u32 { kTmaPolls = 1u << 24 };
+}  // namespace
+}  // namespace emu
+}  // namespace tmemjit
+
+extern "C" __device__ __noinline__ unsigned int tmemjit_emu_tma_peer_begin(
+    unsigned long long tensor_map, unsigned int id) {
+  using namespace tmemjit::emu;
+  volatile u32* h = header_of(tmemjit::emu::cta());
+  while (atomicCAS(const_cast<u32*>(h + kHeaderTmaLock), 0u, 1u) != 0u) __nanosleep(64);
+  __threadfence();
+  const u32 bytes = tma_box_bytes(reinterpret_cast<const unsigned long long*>(tensor_map));
+  if (bytes == 0u) {  // no byte count: the leader would wait forever; stop the kernel instead
+    record(kEventTmaPeer, id, 0u);
+    __trap();
+  }
+  h[kHeaderTmaBytes] = bytes;
+  const u32 shadow = static_cast<u32>(__cvta_generic_to_shared(&tma_shadow));
+  asm volatile(
+      "mbarrier.init.shared::cta.b64 [%0], 1;\n\t"
+      "fence.mbarrier_init.release.cluster;\n\t"
+      "fence.proxy.async.shared::cta;\n\t"
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shadow),
+      "r"(bytes)
+      : "memory");
+  return shadow;
+}
+
+extern "C" __device__ __noinline__ void tmemjit_emu_tma_peer_end(unsigned int shadow,
+                                                                 unsigned int mbar,
+                                                                 unsigned int id) {
+  using namespace tmemjit::emu;
+  volatile u32* h = header_of(tmemjit::emu::cta());
+  const u32 bytes = h[kHeaderTmaBytes];
+  u32 done = 0u;
+  for (u32 poll = 0; poll < kTmaPolls && done == 0u; ++poll) {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, "
+        "p; }"
+        : "=r"(done)
+        : "r"(shadow)
+        : "memory");
+  }
+  if (done == 0u) record(kEventTmaPeer, id, bytes);
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(shadow) : "memory");
+  // The bytes the shadow saw landed before the peer learns of them (complete_tx is relaxed).
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(mbar),
+               "r"(bytes)
+               : "memory");
+  __threadfence();
+  atomicExch(const_cast<u32*>(h + kHeaderTmaLock), 0u);
 }

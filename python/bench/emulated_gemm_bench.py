@@ -23,7 +23,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "tests"))
 
 import tmemjit  # noqa: E402
-from test_ws_gemm import CUTE, KERNELS, _acc_load, _tensor_map  # noqa: E402
+from hopper_gpu import tensor_map  # noqa: E402
+from test_ws_gemm import CUTE, KERNELS, _acc_load  # noqa: E402
 
 SMEM = 4 * (128 * 64 * 2 + 128 * 64 * 2) + 1024  # the kernel's kSmemBytes
 
@@ -63,7 +64,7 @@ def main():
         a = torch.randint(-3, 4, (m, k), device="cuda").to(torch.bfloat16)
         b = torch.randint(-3, 4, (n, k), device="cuda").to(torch.bfloat16)
         c = torch.zeros((m, n), device="cuda", dtype=torch.bfloat16)
-        maps = [_tensor_map(driver, a, 128), _tensor_map(driver, b, 64)]
+        maps = [tensor_map(driver, a, 128), tensor_map(driver, b, 64)]
         arguments = [c, ctypes.c_int(m), ctypes.c_int(n), ctypes.c_int(k)] + maps
 
         def emulated():

@@ -22,8 +22,9 @@ void bind_emulate(nb::module_& m) {
       [](const std::string& source, const std::string& language, const std::string& entry,
          const std::string& path, const std::string& target, const std::string& backend,
          int opt_level, const std::vector<std::string>& nvrtc_options,
-         const std::vector<std::string>& ptx_options) {
+         const std::vector<std::string>& ptx_options, bool strict) {
         tmem::EmulateOptions options;
+        options.strict = strict;
         options.entry = entry;
         options.path = path;
         options.compile = compile_options(target, backend, opt_level, false, false, "", {});
@@ -49,7 +50,8 @@ void bind_emulate(nb::module_& m) {
                               info);
       },
       "source"_a, "language"_a, "entry"_a, "path"_a, "target"_a, "backend"_a, "opt_level"_a,
-      "nvrtc_options"_a, "ptx_options"_a, "tmemjit.emulate's C++ half; call that instead.");
+      "nvrtc_options"_a, "ptx_options"_a, "strict"_a,
+      "tmemjit.emulate's C++ half; call that instead.");
 }
 
 }  // namespace tmemjit_py

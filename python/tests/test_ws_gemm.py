@@ -9,6 +9,7 @@ import pathlib
 import pytest
 
 import tmemjit
+from hopper_gpu import hopper_torch, tensor_map
 
 KERNELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "jit" / "kernels"
 
@@ -67,46 +68,13 @@ def test_ws_gemm_compiles_with_cutes_include_and_default_device(target):
     assert wider.code.local_bytes == 0
 
 
-def _hopper_torch():
-    """torch, cuda.bindings.driver and a Hopper-or-later device 0, or pytest.skip with why not."""
-    try:
-        import torch
-        from cuda.bindings import driver
-    except ImportError as error:
-        pytest.skip(f"the end-to-end GEMM needs torch and cuda-python: {error}")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device for torch")
-    major, _ = torch.cuda.get_device_capability(0)
-    if major < 9:
-        pytest.skip(f"the sm_90 emulation needs compute capability 9.0 or later, found {major}.x")
-    return torch, driver
-
-
-def _tensor_map(driver, tensor, box_rows):
-    """A 2-D bf16 tensor map of a row-major (rows, 64·k) tensor: boxes of box_rows × 64 elements
-    (128 bytes), 128-byte swizzle, as the kernel's comment asks of the host."""
-    rows, columns = tensor.shape
-    bf16 = driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-    u32, u64 = driver.cuuint32_t, driver.cuuint64_t  # cuda.bindings takes these, not ints
-    status, tensor_map = driver.cuTensorMapEncodeTiled(
-        bf16, u32(2), tensor.data_ptr(), [u64(columns), u64(rows)], [u64(columns * 2)],
-        [u32(64), u32(box_rows)], [u32(1), u32(1)],
-        driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
-        driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
-        driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-    assert status == driver.CUresult.CUDA_SUCCESS, status
-    import struct
-    return struct.pack("<16Q", *tensor_map.opaque)
-
-
 @pytest.mark.parametrize("layout", ["x32", "x64", "16x256b"])
 def test_ws_gemm_runs_end_to_end_on_hopper_through_the_emulation(layout):
     # Issue 40: the kernel's own tcgen05.mma (issued by its MMA warp), tcgen05.commit to the TMA
     # pipeline's barriers (multicast to both CTAs of the cluster) and to the epilogue's, and the
     # epilogue's specialized acc_load, all emulated in one TMEM. Small integers: every product and
     # fp32 sum is exact, so C equals the host GEMM bit for bit.
-    torch, driver = _hopper_torch()
+    torch, driver = hopper_torch()
     import ctypes
     torch.manual_seed(40)
     m, n, k = 256, 256, 128
@@ -121,7 +89,7 @@ def test_ws_gemm_runs_end_to_end_on_hopper_through_the_emulation(layout):
     smem = 4 * (128 * 64 * 2 + 128 * 64 * 2) + 1024  # kSmemBytes: past 48 KB, the limit is raised
     kernel.launch((m // 128, n // 128), 256,
                   [c, ctypes.c_int(m), ctypes.c_int(n), ctypes.c_int(k),
-                   _tensor_map(driver, a, 128), _tensor_map(driver, b, 64)],
+                   tensor_map(driver, a, 128), tensor_map(driver, b, 64)],
                   shared_mem=smem, cluster=2)
     torch.cuda.synchronize()
     assert kernel.emulation_check() == []

@@ -29,7 +29,8 @@ class Emulation:
 
 def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str = "",
             target: str = "sm_100a", backend: str = "auto", opt_level: int = 3,
-            nvrtc_options: Iterable[str] = (), ptx_options: Iterable[str] = ()) -> Emulation:
+            nvrtc_options: Iterable[str] = (), ptx_options: Iterable[str] = (),
+            strict: bool = False) -> Emulation:
     """Lowers a kernel written for a tcgen05 target so that it runs on Hopper (sm_90).
 
     `source` is CUDA C++ (language "cuda": compiled by NVRTC for `target` first, with
@@ -37,7 +38,9 @@ def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str =
     target). Every statement sm_90 lacks -- tcgen05.alloc/ld/st/mma/commit/cp/shift, fences,
     waits, cluster launch control, packed f32x2 arithmetic -- becomes emulation code with TMEM in
     global memory. `entry` names the kernel (empty: the module's only one). Raises Error "usage"
-    naming a statement the emulation does not know, with its line.
+    naming a statement the emulation does not know, with its line. `strict` turns on strict
+    mode: an access to TMEM columns an MMA writes before its tcgen05.commit completes it is an
+    error from kernel.emulation_check(), and fresh allocations read as all ones.
     """
     for name, value in (("source", source), ("entry", entry), ("language", language),
                         ("path", path), ("target", target), ("backend", backend)):
@@ -45,6 +48,8 @@ def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str =
             raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     if not isinstance(opt_level, int) or isinstance(opt_level, bool):
         raise TypeError(f"opt_level must be an int, not {type(opt_level).__name__}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be a bool, not {type(strict).__name__}")
     if language not in ("cuda", "ptx"):
         raise ValueError(f"language {language!r} is not one of 'cuda', 'ptx'")
     options = {}
@@ -56,7 +61,7 @@ def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str =
             if not isinstance(item, str):
                 raise TypeError(f"{name}[{index}] must be a str, not {type(item).__name__}")
     kernel, info = _tmemjit._emulate(source, language, entry, path, target, backend, opt_level,
-                                     options["nvrtc_options"], options["ptx_options"])
+                                     options["nvrtc_options"], options["ptx_options"], strict)
     return Emulation(kernel=kernel, ptx=info["ptx"], lowered=dict(info["lowered"]),
                      changed=info["changed"], registers=info["registers"],
                      local_bytes=info["local_bytes"], lower_ms=info["lower_ms"],

@@ -156,7 +156,7 @@ Result<EmulatedKernel> emulate_ptx(std::string_view ptx, const EmulateOptions& o
   payload->blob = std::move(compiled->cubin);
   payload->text = module->ptx;
   auto impl = std::make_shared<Kernel::Impl>(entry, Target::kSm90, std::move(payload));
-  if (module->changed) impl->set_emulation(module->instructions);
+  if (module->changed) impl->set_emulation(module->instructions, options.strict);
   impl->set_ptx_fallback();
   out.kernel = Kernel(std::move(impl));
   out.ptx = std::move(module->ptx);

@@ -140,12 +140,16 @@ Status Kernel::Impl::bind_emulation(Dim3 grid) {
     emu_capacity_ = ctas;
     auto global = library_->global(kernels::kEmuStateSymbol);
     if (!global.ok()) return std::move(global).error();
-    const uint64_t state[2] = {emu_tmem_->address(), emu_status_->address()};
-    if (global->second < sizeof state)
+    // tmem, status, flags (kernels/device_function_cuda.cc EmuState).
+    const uint64_t state[3] = {emu_tmem_->address(), emu_status_->address(),
+                               strict_ ? uint64_t{1} : uint64_t{0}};
+    // A module built before the flags field (a cache entry of an older release) has two words.
+    const size_t bytes = global->second >= sizeof state ? sizeof state : 2 * sizeof(uint64_t);
+    if (global->second < bytes || (strict_ && bytes < sizeof state))
       return Error(ErrorCode::kInternal, "emulation: tmemjit::emu_state has " +
-                                             std::to_string(global->second) + " bytes");
-    if (Status set = driver::copy_to_device(global->first, state, sizeof state); !set.ok())
-      return set;
+                                             std::to_string(global->second) + " bytes" +
+                                             (strict_ ? "; strict mode needs 24" : ""));
+    if (Status set = driver::copy_to_device(global->first, state, bytes); !set.ok()) return set;
   }
   // Real TMEM holds garbage after alloc: poison it, so a read of a cell nothing wrote shows.
   if (Status poisoned = driver::fill_device(emu_tmem_->address(), 0xA5, ctas * tmem_bytes);

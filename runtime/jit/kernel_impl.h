@@ -67,8 +67,10 @@ class Kernel::Impl {
   // only on 9.x, while the emulation runs on any device of compute capability 9.0 or later.
   void set_ptx_fallback() noexcept { ptx_fallback_ = true; }
 
-  void set_emulation(std::vector<std::string> instructions) {
+  // strict: EmulateOptions::strict (docs/emulation.md §Strict mode), bit 0 of emu_state.flags.
+  void set_emulation(std::vector<std::string> instructions, bool strict = false) {
     emulated_ = true;
+    strict_ = strict;
     instructions_ = std::move(instructions);
   }
   bool emulated() const noexcept { return emulated_; }
@@ -99,6 +101,7 @@ class Kernel::Impl {
   std::shared_ptr<TierSwitch> tiers_;
   bool ptx_fallback_ = false;
   bool emulated_ = false;
+  bool strict_ = false;
   std::vector<std::string> instructions_;
   std::mutex emulation_mutex_;  // guards the buffers below
   std::optional<driver::DeviceBuffer> emu_tmem_, emu_status_;

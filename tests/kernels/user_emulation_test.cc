@@ -338,8 +338,8 @@ const std::vector<Refused>& refused_statements() {
       {"tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%r1], %rd1;", "decompression"},
       {"tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b4x16_p64 [%r1], %rd1;", "decompression"},
       {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes."
-       "cta_group::2 [%r1], [%rd1, {%r2, %r3}], [%r7];",
-       ".cta_group::2"},
+       "multicast::cluster.cta_group::2 [%r1], [%rd1, {%r2, %r3}], [%r7], %rs1;",
+       ".cta_group::2 and .multicast::cluster"},
       {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];", "256-bit"},
       {"ld.global.v4.b64 {%rd1, %rd2, %rd3, %rd4}, [%rd5];", "256-bit"},
       {"st.global.v8.b32 [%rd1], {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8};", "256-bit"},
@@ -357,6 +357,51 @@ const std::vector<Refused>& refused_statements() {
       {"cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd1], [%r1], 128, %rs1;", ".cp_mask"},
   };
   return kRefused;
+}
+
+// TMA .cta_group::2 (docs/emulation.md §TMA .cta_group::2): the plain TMA when the barrier is
+// this CTA's, else the same TMA into the shadow barrier between the library's begin and end.
+TEST(UserEmulation, APairTmaGoesThroughTheShadowBarrierWhenItsBarrierIsThePeers) {
+  const std::string tma =
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+  const UserLowering l =
+      lower(module("	" + tma + ".cta_group::2 [%r1], [%rd1, {%r2, %r3}], [%r7];"));
+  ASSERT_EQ(l.families.size(), 1u);
+  EXPECT_EQ(l.families[0].first, "cp.async.bulk.tensor");
+  EXPECT_NE(l.ptx.find("getctarank.shared::cluster.u32 %tmemjit_u0, %r7; "
+                       "mov.u32 %tmemjit_u1, %cluster_ctarank; "
+                       "setp.eq.u32 %tmemjit_q0, %tmemjit_u0, %tmemjit_u1; "
+                       "@%tmemjit_q0 " +
+                       tma + " [%r1], [%rd1, {%r2, %r3}], [%r7];"),
+            std::string::npos)
+      << l.ptx;
+  EXPECT_NE(l.ptx.find("call (tmemjit_r0), tmemjit_emu_tma_peer_begin, (tmemjit_p0, tmemjit_p1)"),
+            std::string::npos)
+      << l.ptx;
+  EXPECT_NE(l.ptx.find("@!%tmemjit_q0 " + tma + " [%r1], [%rd1, {%r2, %r3}], [%tmemjit_u2];"),
+            std::string::npos)
+      << l.ptx;
+  EXPECT_NE(l.ptx.find("@!%tmemjit_q0 call tmemjit_emu_tma_peer_end"), std::string::npos) << l.ptx;
+  EXPECT_EQ(l.ptx.find(".cta_group::2 ["), std::string::npos) << l.ptx;  // but in its comment
+
+  // A kernel parameter as the map: its .param address, made generic.
+  const std::string by_name =
+      ".version 8.8\n.target sm_100a\n.address_size 64\n"
+      ".visible .entry k(.param .align 64 .b8 tmap[128])\n{\n"
+      "\t.reg .b32 %r<8>;\n\t" +
+      tma + ".cta_group::2 [%r1], [tmap, {%r2, %r3}], [%r7];\n\tret;\n}\n";
+  const UserLowering named = lower(by_name);
+  EXPECT_NE(named.ptx.find("mov.u64 %tmemjit_w0, tmap; cvta.param.u64 %tmemjit_w1, %tmemjit_w0;"),
+            std::string::npos)
+      << named.ptx;
+  // Anything else is refused with the reason.
+  const Error e = refusal(
+      ".version 8.8\n.target sm_100a\n.address_size 64\n"
+      ".global .align 64 .b8 somewhere[128];\n"
+      ".visible .entry k()\n{\n\t.reg .b32 %r<8>;\n\t" +
+      tma + ".cta_group::2 [%r1], [somewhere, {%r2, %r3}], [%r7];\n\tret;\n}\n");
+  EXPECT_NE(e.message().find("neither a register nor a parameter of the kernel"), std::string::npos)
+      << e.message();
 }
 
 TEST(UserEmulation, RefusedFormsNameTheStatementItsLineAndWhy) {
@@ -506,6 +551,22 @@ TEST_F(UserEmulationCompile, TheTestKernelsAssembleForTheEmulationTarget) {
     lowers_and_assembles(input(name), "sm_100a", name);
 }
 
+// The 2-CTA GEMM of the end-to-end test (python/tests/test_emulate.py): TMA .cta_group::2 into the
+// leader's barrier, the pair's MMA and multicast commits, each CTA's own tcgen05.ld.
+TEST_F(UserEmulationCompile, ThePairGemmAssemblesForTheEmulationTarget) {
+  auto source =
+      read_file(std::string(TMEMJIT_SOURCE_DIR) + "/tests/jit/kernels/ws_gemm_2cta_sm100.cu");
+  ASSERT_TRUE(source.ok()) << source.error().message();
+  CompileOptions options;
+  options.target = Target::kSm100a;
+  auto ptx = compile_cuda_front_end(*source, "ws_gemm_2cta_sm100.cu", {}, {"--std=c++17"}, {},
+                                    options, FrontEndOutput::kPtx);
+  ASSERT_TRUE(ptx.ok()) << ptx.error().message();
+  const std::string text(ptx->output.begin(), ptx->output.end());
+  ASSERT_NE(text.find(".cta_group::2 ["), std::string::npos) << "the TMA .cta_group::2 is there";
+  lowers_and_assembles(text, "sm_100a", "ws_gemm_2cta_sm100.cu");
+}
+
 // Every tcgen05.ld/st form of the opcode table (docs/tcgen05-rules.md §Shapes: 5 shapes, every
 // .num, pack/unpack), one kernel each (ptxas takes minutes over one kernel with all of them).
 TEST_F(UserEmulationCompile, EveryTransferFormAssembles) {
@@ -599,6 +660,10 @@ TEST(UserEmulation, EveryLibraryEventIsAnErrorNamingTheStatementTheThreadAndTheR
       {EmuEvent::kNotEmulated, 24, ErrorCode::kUsage, "not emulated yet"},
       {EmuEvent::kCtaPair, 2, ErrorCode::kRule, "rule R27: cta_group::2"},
       {EmuEvent::kOperandNotEmulated, 1, ErrorCode::kUsage, "disable-output-lane"},
+      {EmuEvent::kTmaPeer, 0, ErrorCode::kUsage, "box could not be read"},
+      {EmuEvent::kTmaPeer, 24576, ErrorCode::kUsage, "24576 bytes"},
+      {EmuEvent::kStrictPending, (32u << 16) | 16u, ErrorCode::kRule,
+       "lane 32, column 16: strict mode"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> warnings;
