@@ -33,6 +33,32 @@ struct KernelArg {
   size_t size = 0;
 };
 
+// One global variable of a kernel's module and the bytes a launch writes into it first
+// (Kernel::binding): its name as the driver finds it (cuLibraryGetGlobal, cuModuleGetGlobal) and
+// its whole value, little-endian as the device holds it.
+struct ModuleGlobal {
+  std::string symbol;
+  std::vector<char> bytes;
+};
+
+// What the tier that runs now needs before a launch, for a launcher that loads the cubin itself
+// (docs/specialization.md, "Launching with your own launcher"). `cubin`, `entry` and `globals`
+// belong to one tier: load that image, write each global into it, then launch `entry`.
+struct KernelBinding {
+  std::string tier;                   // "generic" or "specialized"
+  std::string entry;                  // the kernel's name in `cubin`
+  Span<const char> cubin;             // that tier's image; valid while the Kernel lives
+  std::vector<ModuleGlobal> globals;  // empty: nothing to write
+};
+
+// What Kernel::prepare hands a launcher of one's own: the entry of the tier that runs now, loaded
+// and bound in the CUDA context current at the call. Launch it in that context.
+struct PreparedKernel {
+  void* function = nullptr;  // CUfunction: cuLaunchKernel, cuLaunchKernelEx, cuFuncSetAttribute
+  void* kernel = nullptr;    // CUkernel of the same entry: cuda.core's Kernel.from_handle
+  std::string tier;          // "generic" or "specialized"
+};
+
 // A handle to a compiled kernel. Copies share one module: it is loaded into the process on the
 // first load() or launch() (cuLibraryLoadData, context-independent) and launches on the context
 // current at each call (the primary context of device 0 when none is current), so one Kernel
@@ -54,6 +80,27 @@ class Kernel {
   // Loads the module now (launch() does it on first use). Fails with kDriver where there is no
   // driver, and kTarget where the current device cannot run the target.
   Status load() const;
+  // Writes what the tier that runs now reads before it runs, exactly as launch() does, into this
+  // Kernel's module in the current context (loading it first), and returns that tier's entry: for
+  // launching with a launcher of one's own (cuda.core, a PyTorch extension, cuLaunchKernel).
+  // The generic tier's layout descriptors are written once per device; a lazy kernel's tier can
+  // switch after the call, and the returned handles keep running the tier they name, correctly,
+  // so call prepare() again before each launch (or at least after tier() changes) to pick up the
+  // specialized kernel. An emulated kernel (emulated()) binds emulated TMEM for the launch's grid
+  // and clears its records, as launch() does: it needs prepare(grid), once before every launch.
+  // What it writes has landed when it returns (it waits for the device when it wrote), so the
+  // launch may go on any stream. kUsage for an emulated kernel without a grid, kDriver without a
+  // driver, kTarget where the current device cannot run the target.
+  Result<PreparedKernel> prepare() const;
+  Result<PreparedKernel> prepare(Dim3 grid) const;
+  // The same contract for a launcher that loads cubin() itself: the tier that runs now, its image
+  // and the globals to write into the module before each launch (empty for a specialized kernel;
+  // the generic tier's layout descriptors, tmemjit_desc_NAME). A symbol the loaded module lacks
+  // belongs to a transfer the kernel never calls (the compiler dropped it): skip it. Needs no
+  // driver, except for an emulated kernel: binding(grid) allocates its emulated TMEM in the
+  // current context (kDriver without one) and adds tmemjit::emu_state pointing at it.
+  Result<KernelBinding> binding() const;
+  Result<KernelBinding> binding(Dim3 grid) const;
   // Launches on config.stream. `args` follows cuLaunchKernel's kernelParams: one pointer to each
   // kernel parameter's value. Asynchronous: errors of the kernel itself show at the next sync.
   // An emulated kernel (emulated()) first binds emulated TMEM for config.grid: one region per CTA,

@@ -92,6 +92,10 @@ struct PyKernel {
   std::shared_ptr<const tmem::CompileReport> report;  // null from compile_transfer
 };
 
+// A grid or block: an int or a tuple of one to three ints, each at least 1 (TypeError or Error
+// "usage" naming `what` otherwise).
+tmem::Dim3 to_dim3(nb::handle value, const char* what);
+
 // Raises tmemjit.Error for an ErrorCode (for checks done in the bindings themselves).
 [[noreturn]] void raise(tmem::ErrorCode code, std::string message);
 
@@ -104,5 +108,7 @@ void bind_specialize(nb::module_& m);
 void bind_coords(nb::module_& m);
 void bind_warning(nb::module_& m);
 void bind_emulate(nb::module_& m);
+// Kernel.prepare and Kernel.binding, added to the Kernel class bind_jit made (prepare.cc).
+void bind_prepare(nb::module_& m);
 
 }  // namespace tmemjit_py

@@ -15,7 +15,7 @@ constexpr std::size_t kEntries = 8;
 
 bool is_container(std::size_t index) {
   return index == kTransfers || index == kExtraOptions || index == kNvrtcOptions ||
-         index == kPtxOptions;
+         index == kPtxOptions || index == kPrecompile;
 }
 
 // The same object, or an equal value of an immutable scalar type (a str read again from a file).
@@ -81,12 +81,15 @@ struct Transfer {
 struct Entry {
   std::array<nb::object, kCallArguments> arguments;  // the scalars, and each container itself
   std::vector<Transfer> transfers;                   // in order
-  std::array<std::vector<nb::object>, 3> options;    // extra, nvrtc, ptx: their items
+  std::array<std::vector<nb::object>, 4> options;    // extra, nvrtc, ptx, precompile: items
   std::shared_ptr<const PreparedCall> prepared;
 };
 
 std::vector<nb::object>& options_of(Entry& entry, std::size_t index) {
-  return entry.options[index == kExtraOptions ? 0 : index == kNvrtcOptions ? 1 : 2];
+  return entry.options[index == kExtraOptions   ? 0
+                       : index == kNvrtcOptions ? 1
+                       : index == kPtxOptions   ? 2
+                                                : 3];
 }
 
 bool same_transfers(const Entry& entry, nb::handle given) {
@@ -136,7 +139,7 @@ std::optional<Entry> snapshot(const nb::handle (&arguments)[kCallArguments]) {
     if (!attributes) return std::nullopt;
     entry.transfers.push_back({nb::borrow(name), nb::borrow(value), std::move(*attributes)});
   }
-  for (std::size_t i : {kExtraOptions, kNvrtcOptions, kPtxOptions}) {
+  for (std::size_t i : {kExtraOptions, kNvrtcOptions, kPtxOptions, kPrecompile}) {
     const std::optional<std::span<PyObject* const>> items = items_of(arguments[i]);
     if (!items) return std::nullopt;
     for (PyObject* item : *items) options_of(entry, i).push_back(nb::borrow(item));

@@ -23,7 +23,7 @@
 namespace tmemjit_py {
 
 // The Python arguments of tmemjit.compile_kernel, in its order.
-inline constexpr std::size_t kCallArguments = 15;
+inline constexpr std::size_t kCallArguments = 16;
 enum CallArgument : std::size_t {
   kSource,
   kEntry,
@@ -40,6 +40,7 @@ enum CallArgument : std::size_t {
   kNvrtcOptions,
   kPtxOptions,
   kSpecialization,
+  kPrecompile,
 };
 
 // What a call means to the library, built once per remembered call.

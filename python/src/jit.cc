@@ -147,7 +147,8 @@ T int_that_fits(nb::handle value, const std::string& what, const std::string& ra
   return out;
 }
 
-// A grid or block: an int or a tuple of one to three ints, each at least 1.
+}  // namespace
+
 tmem::Dim3 to_dim3(nb::handle value, const char* what) {
   std::vector<long long> extents;
   if (nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::bool_>(value)) {
@@ -178,6 +179,8 @@ tmem::Dim3 to_dim3(nb::handle value, const char* what) {
   }
   return dim;
 }
+
+namespace {
 
 // The bytes of one argument. A Python int or float has no C type (is 3 an int, a size_t, a
 // pointer? is 0.5 a float or a double?), and guessing is how a kernel gets wrong data, so they
@@ -241,7 +244,8 @@ void bind_kernel(nb::module_& m) {
   nb::class_<PyKernel>(
       m, "Kernel",
       "A compiled kernel: the cubin (bytes), the PTX it came from and its entry point.\n"
-      "Load the cubin with cuda.core (docs/python.md) or load() it into this process.")
+      "Load the cubin with cuda.core (docs/python.md) or load() it into this process;\n"
+      "prepare() readies it for a launcher of your own (cuda.core's launch, cuLaunchKernel).")
       .def_prop_ro(
           "name", [](const PyKernel& k) { return k.kernel.name(); }, "the entry point")
       .def_prop_ro(
@@ -360,6 +364,7 @@ nb::dict stats_dict() {
 void bind_jit(nb::module_& m) {
   bind_report(m);
   bind_kernel(m);
+  bind_prepare(m);
 
   m.def(
       "compile_transfer",

@@ -67,7 +67,9 @@ PyKernel run_prepared(const PreparedCall& call) {
 
 }  // namespace
 
-void bind_specialize(nb::module_& m) {
+namespace {
+
+void bind_device_function(nb::module_& m) {
   nb::class_<tmem::DeviceFunction>(
       m, "DeviceFunction",
       "An embeddable device function for a transfer: CUDA C++ (inline asm) or PTX\n"
@@ -104,7 +106,53 @@ void bind_specialize(nb::module_& m) {
       "[, warp] [, column]), NAME_wait(), NAME_coord() and the constant NAME_regs. wait=False: "
       "the\n"
       "caller calls NAME_wait() itself; warp_argument / column_argument add those parameters.");
+}
 
+// compile_kernel's options as the wrapper hands them down (types checked there).
+struct CallOptions {
+  std::string language, target, backend;
+  int opt_level = 3;
+  bool line_info = false;
+  std::string keep_dir;
+  std::vector<std::string> extra_options;
+  int cta_group = 1;
+  std::string path;
+  std::vector<std::string> nvrtc_options, ptx_options;
+  std::string specialization;
+  std::vector<std::string> precompile;
+};
+
+// What a call means to the library: the source, each transfer with its options, CompileOptions.
+std::shared_ptr<PreparedCall> prepare_call(const std::string& source, const std::string& entry,
+                                           const std::vector<TransferTuple>& transfers,
+                                           const CallOptions& given) {
+  auto prepared = std::make_shared<PreparedCall>();
+  prepared->source.language = parse_language(given.language);
+  prepared->source.text = source;
+  prepared->source.entry = entry;
+  prepared->source.path = given.path;
+  prepared->transfers.reserve(transfers.size());
+  for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers) {
+    if (spec == nullptr) raise(tmem::ErrorCode::kUsage, "transfer '" + name + "' has no spec");
+    (void)spec->fingerprint();  // kept in the Python object's spec from now on
+    prepared->transfers.push_back(
+        {*spec, function_options(name, prepared->source.language, wait, warp_argument,
+                                 column_argument, given.cta_group)});
+  }
+  tmem::CompileOptions& options = prepared->options;
+  options = compile_options(given.target, given.backend, given.opt_level, given.line_info, false,
+                            given.keep_dir, given.extra_options);
+  options.cta_group = given.cta_group;
+  options.nvrtc_options = given.nvrtc_options;
+  options.ptx_options = given.ptx_options;
+  // Checked by compile_kernel itself, as the CLI's --precompile: a bad name is Error "usage".
+  options.precompile = given.precompile;
+  // Parsed here, as backend= is: a wrong name is Error "usage" naming the allowed set.
+  options.specialization = unwrap(tmem::parse_specialization(given.specialization));
+  return prepared;
+}
+
+void bind_compile_kernel(nb::module_& m) {
   m.def(
       "_compile_kernel",
       [](const std::string& source, const std::string& entry,
@@ -113,29 +161,11 @@ void bind_specialize(nb::module_& m) {
          const std::string& keep_dir, const std::vector<std::string>& extra_options, int cta_group,
          const std::string& path, const std::vector<std::string>& nvrtc_options,
          const std::vector<std::string>& ptx_options, const std::string& specialization,
-         nb::tuple call) {
-        auto prepared = std::make_shared<PreparedCall>();
-        prepared->source.language = parse_language(language);
-        prepared->source.text = source;
-        prepared->source.entry = entry;
-        prepared->source.path = path;
-        prepared->transfers.reserve(transfers.size());
-        for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers) {
-          if (spec == nullptr)
-            raise(tmem::ErrorCode::kUsage, "transfer '" + name + "' has no spec");
-          (void)spec->fingerprint();  // kept in the Python object's spec from now on
-          prepared->transfers.push_back(
-              {*spec, function_options(name, prepared->source.language, wait, warp_argument,
-                                       column_argument, cta_group)});
-        }
-        tmem::CompileOptions& options = prepared->options;
-        options =
-            compile_options(target, backend, opt_level, line_info, false, keep_dir, extra_options);
-        options.cta_group = cta_group;
-        options.nvrtc_options = nvrtc_options;
-        options.ptx_options = ptx_options;
-        // Parsed here, as backend= is: a wrong name is Error "usage" naming the allowed set.
-        options.specialization = unwrap(tmem::parse_specialization(specialization));
+         const std::vector<std::string>& precompile, nb::tuple call) {
+        const CallOptions given{language,    target,         backend,   opt_level, line_info,
+                                keep_dir,    extra_options,  cta_group, path,      nvrtc_options,
+                                ptx_options, specialization, precompile};
+        std::shared_ptr<PreparedCall> prepared = prepare_call(source, entry, transfers, given);
         // Checked and converted: a later call with the same objects skips both (call_memo.h).
         if (call.size() == kCallArguments) {
           nb::handle arguments[kCallArguments];
@@ -146,7 +176,7 @@ void bind_specialize(nb::module_& m) {
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
-      "ptx_options"_a, "specialization"_a, "call"_a,
+      "ptx_options"_a, "specialization"_a, "precompile"_a, "call"_a,
       "tmemjit.compile_kernel's C++ half; call that instead. `call` is compile_kernel's own\n"
       "arguments, remembered for _compile_kernel_again.");
   m.def(
@@ -154,12 +184,12 @@ void bind_specialize(nb::module_& m) {
       [](nb::handle source, nb::handle entry, nb::handle transfers, nb::handle language,
          nb::handle target, nb::handle backend, nb::handle opt_level, nb::handle line_info,
          nb::handle keep_dir, nb::handle extra_options, nb::handle cta_group, nb::handle path,
-         nb::handle nvrtc_options, nb::handle ptx_options,
-         nb::handle specialization) -> nb::object {
+         nb::handle nvrtc_options, nb::handle ptx_options, nb::handle specialization,
+         nb::handle precompile) -> nb::object {
         const nb::handle arguments[kCallArguments] = {
-            source,    entry,     transfers,     language,    target,
-            backend,   opt_level, line_info,     keep_dir,    extra_options,
-            cta_group, path,      nvrtc_options, ptx_options, specialization};
+            source,        entry,       transfers,      language,      target,    backend,
+            opt_level,     line_info,   keep_dir,       extra_options, cta_group, path,
+            nvrtc_options, ptx_options, specialization, precompile};
         std::shared_ptr<const PreparedCall> prepared = recall(arguments);
         if (!prepared) return nb::none();
         return nb::cast(run_prepared(*prepared));
@@ -168,47 +198,53 @@ void bind_specialize(nb::module_& m) {
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
+      nb::arg().none(),
       "tmemjit.compile_kernel's fast path: the kernel of a call made before with the same\n"
       "objects (call_memo.h), or None.");
   m.def("_forget_calls", &forget_calls,
         "Drops the remembered compile_kernel calls (at exit, and for tests).");
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&forget_calls));
-  // For python/bench/kernel_hit_bench.py only: the C++ cost of compile_kernel's memory hit on the
-  // same source and specs with a report, timed in C++ in this process, so the benchmark compares
-  // Python and C++ within one run.
-  m.def(
-      "_cxx_kernel_hit_ns",
-      [](const std::string& source, const std::string& entry,
-         const std::vector<TransferTuple>& transfers, int iterations) {
-        tmem::KernelSource kernel_source{tmem::Language::kCuda, source, entry, ""};
-        std::vector<tmem::NamedTransfer> named;
-        for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
-          named.push_back({*spec, function_options(name, tmem::Language::kCuda, wait, warp_argument,
-                                                   column_argument, 1)});
-        const tmem::CompileOptions options;
-        nb::gil_scoped_release release;
-        tmem::CompileReport report;
-        if (!tmem::compile_kernel(kernel_source, named, options, &report)) return -1.0;
-        const auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < iterations; ++i)
-          if (!tmem::compile_kernel(kernel_source, named, options, &report)) return -1.0;
-        const std::chrono::duration<double, std::nano> elapsed =
-            std::chrono::steady_clock::now() - start;
-        return elapsed.count() / iterations;
-      },
-      "source"_a, "entry"_a, "transfers"_a, "iterations"_a);
-  m.def(
-      "_parse_spec_file",
-      [](const std::string& text) {
-        tmem::SpecFile file = unwrap(tmem::parse_spec_file(text));
-        const bool named = std::find(file.option_keys.begin(), file.option_keys.end(), "name") !=
-                           file.option_keys.end();
-        return nb::make_tuple(file.spec, named ? nb::cast(file.options.name) : nb::none(),
-                              file.options.wait, file.options.warp_argument,
-                              file.options.column_argument, file.options.cta_group,
-                              file.option_keys);
-      },
-      "text"_a, "tmemjit.spec_file's C++ half; call that instead.");
+}
+
+// For python/bench/kernel_hit_bench.py only: the C++ cost of compile_kernel's memory hit on the
+// same source and specs with a report, timed in C++ in this process, so the benchmark compares
+// Python and C++ within one run.
+double cxx_kernel_hit_ns(const std::string& source, const std::string& entry,
+                         const std::vector<TransferTuple>& transfers, int iterations) {
+  tmem::KernelSource kernel_source{tmem::Language::kCuda, source, entry, ""};
+  std::vector<tmem::NamedTransfer> named;
+  for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers)
+    named.push_back({*spec, function_options(name, tmem::Language::kCuda, wait, warp_argument,
+                                             column_argument, 1)});
+  const tmem::CompileOptions options;
+  nb::gil_scoped_release release;
+  tmem::CompileReport report;
+  if (!tmem::compile_kernel(kernel_source, named, options, &report)) return -1.0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i)
+    if (!tmem::compile_kernel(kernel_source, named, options, &report)) return -1.0;
+  const std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count() / iterations;
+}
+
+nb::tuple parse_spec_file(const std::string& text) {
+  tmem::SpecFile file = unwrap(tmem::parse_spec_file(text));
+  const bool named =
+      std::find(file.option_keys.begin(), file.option_keys.end(), "name") != file.option_keys.end();
+  return nb::make_tuple(file.spec, named ? nb::cast(file.options.name) : nb::none(),
+                        file.options.wait, file.options.warp_argument, file.options.column_argument,
+                        file.options.cta_group, file.option_keys);
+}
+
+}  // namespace
+
+void bind_specialize(nb::module_& m) {
+  bind_device_function(m);
+  bind_compile_kernel(m);
+  m.def("_cxx_kernel_hit_ns", &cxx_kernel_hit_ns, "source"_a, "entry"_a, "transfers"_a,
+        "iterations"_a);
+  m.def("_parse_spec_file", &parse_spec_file, "text"_a,
+        "tmemjit.spec_file's C++ half; call that instead.");
   m.attr("_have_specialize") = true;
 }
 #else

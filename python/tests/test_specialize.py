@@ -221,6 +221,54 @@ def test_compile_kernel_report_says_where_the_kernel_came_from():
 
 
 @needs_specialize
+def test_precompile_names_the_headers_of_a_header_only_library(tmp_path):
+    # As CompileKernel.PrecompileNamesTheHeadersOfAHeaderOnlyLibrary: the transfers come through
+    # the library's own header, with CUDA's bf16 header. Without precompile= every layout parses
+    # every header again, and the report says so with the fix; naming the header that does not
+    # reach the transfers lets a new layout reuse its parse.
+    (tmp_path / "epi_lib.h").write_text("#include <cuda_bf16.h>\n#include <tmemjit/transfers.cuh>\n")
+    entry = "precompile_probe"
+    source = CUDA_KERNEL.replace("#include <tmemjit/transfers.cuh>",
+                                 "#include <epi_lib.h>").replace("epilogue", entry)
+    include = [f"-I{tmp_path}"]
+    tile = ('tmem_datapath_layout("B",64,128)',
+            "tensor((64,128), S[(64,2,64):(1@tid_in_wg,64@tid_in_wg,1)], f32)")
+    widest = {"acc_store": tmemjit.select("st", "warpgroup", *tile).spec}
+    narrow = {"acc_store": tmemjit.select("st", "warpgroup", *tile, register_budget=32).spec}
+    off = tmemjit.compile_kernel(source, entry, widest, nvrtc_options=include).report
+    assert off.headers == "off: the source does not write #include <tmemjit/transfers.cuh> itself"
+    assert len(off.warnings) == 1
+    assert "name the ones to parse once in CompileOptions::precompile" in off.warnings[0]
+
+    headers = ["cuda_bf16.h"]
+    created = tmemjit.compile_kernel(source, entry, widest, nvrtc_options=include,
+                                     precompile=headers).report
+    assert created.cache == "miss" and created.key != off.key
+    assert created.headers == "created" and created.warnings == []
+    reused = tmemjit.compile_kernel(source, entry, narrow, nvrtc_options=include,
+                                    precompile=tuple(headers)).report
+    assert reused.headers == "reused" and reused.front_end == "memory"
+    # Calls remembered by their objects (call_memo.h) differ by precompile= too: the same objects
+    # but for it are the kernel without precompiled headers, not the last one remembered.
+    again = tmemjit.compile_kernel(source, entry, widest, nvrtc_options=include,
+                                   precompile=headers).report
+    assert again.cache == "memory" and again.key == created.key
+    without = tmemjit.compile_kernel(source, entry, widest, nvrtc_options=include).report
+    assert without.cache == "memory" and without.key == off.key
+
+    # A name is what #include <...> takes; a header that reaches the transfers would hold a layout.
+    for bad in ("<cuda_bf16.h>", '"cuda_bf16.h"', ""):
+        with pytest.raises(tmemjit.Error) as error:
+            tmemjit.compile_kernel(source, entry, widest, nvrtc_options=include, precompile=[bad])
+        assert error.value.code == "usage" and "is not a header name" in error.value.message, bad
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_kernel(source, entry, narrow, nvrtc_options=include,
+                               precompile=["epi_lib.h"])
+    assert error.value.code == "usage"
+    assert "a header named there includes <tmemjit/transfers.cuh>" in error.value.message
+
+
+@needs_specialize
 def test_compile_kernel_report_holds_the_warnings():
     source = CUDA_KERNEL.replace("epilogue", "warning_probe")
     kernel = tmemjit.compile_kernel(source, "warning_probe",
@@ -302,7 +350,11 @@ def test_a_wrong_type_names_the_argument_and_the_type_it_needs():
                            ({"opt_level": 2.0}, "opt_level must be an int, not float"),
                            ({"line_info": 1}, "line_info must be a bool, not int"),
                            ({"nvrtc_options": ["-std=c++17", 3]}, "nvrtc_options[1] must be a str"),
-                           ({"ptx_options": 5}, "ptx_options must be a sequence of str, not int")):
+                           ({"ptx_options": 5}, "ptx_options must be a sequence of str, not int"),
+                           ({"precompile": "cuda_bf16.h"},
+                            "precompile must be a sequence of str, not str"),
+                           ({"precompile": ["cuda_bf16.h", None]},
+                            "precompile[1] must be a str, not NoneType")):
         with pytest.raises(TypeError) as error:
             tmemjit.compile_kernel(CUDA_KERNEL, "epilogue", spec, **options)
         assert words in str(error.value), options

@@ -119,3 +119,44 @@ def test_warmup_kernel_refuses_a_plan_without_a_generic_tier():
         tmemjit.warmup_kernel(source("tier_warm_split"), "tier_warm_split", split)
     assert caught.value.code == "usage"
     assert "16x32bx2" in caught.value.message
+
+
+@needs_specialize
+def test_binding_hands_a_launcher_of_ones_own_each_layouts_descriptor():
+    # Kernel.binding (docs/specialization.md, "Launching with your own launcher"): the generic
+    # tier's one cubin, and each layout's descriptor to write into the module the user loads.
+    # The entry of test_generic_returns_the_generic_tier: its generic tier answers from memory.
+    entry = "tier_generic"
+    kernels = [tmemjit.compile_kernel(source(entry), entry, {"acc_load": load_spec(budget)},
+                                      specialization="generic") for budget in (32, 16)]
+    bindings = [kernel.binding() for kernel in kernels]
+    for kernel, binding in zip(kernels, bindings):
+        assert binding.tier == "generic" and binding.entry == entry == kernel.name
+        assert binding.cubin == kernel.cubin
+        assert [symbol for symbol, _ in binding.globals] == ["tmemjit_desc_acc_load"]
+        assert "tmemjit_desc_acc_load" in kernel.ptx
+        assert len(binding.globals[0][1]) > 0 and len(binding.globals[0][1]) % 4 == 0
+    assert bindings[0].cubin == bindings[1].cubin, "one generic kernel serves both layouts"
+    assert bindings[0].globals != bindings[1].globals, "each layout has its own descriptor"
+    assert "generic" in repr(bindings[0]) and "1 globals" in repr(bindings[0])
+    # A specialized kernel has nothing to write.
+    split = tmemjit.compile_kernel(source("tier_split"), "tier_split",
+                                   {"acc_load": seed_specs.split(store=False)},
+                                   specialization="generic")
+    assert split.binding().tier == "specialized" and split.binding().globals == []
+
+    # prepare() loads the module and writes the descriptor: an answer everywhere, never a crash.
+    try:
+        prepared = kernels[0].prepare()
+    except tmemjit.Error as error:
+        # No driver, or a GPU that cannot run sm_100a.
+        assert error.code in ("driver", "target"), error
+        if error.code == "driver":  # "no CUDA driver: libcuda.so.1 ...", or the call that failed
+            assert error.message.startswith(("no CUDA driver", "cu")), error.message
+    else:
+        assert prepared.tier == "generic" and prepared.function != 0 and prepared.kernel != 0
+    for grid, error_type in (((), tmemjit.Error), (0, tmemjit.Error), ("1", TypeError)):
+        with pytest.raises(error_type):
+            kernels[0].prepare(grid)
+        with pytest.raises(error_type):
+            kernels[0].binding(grid)

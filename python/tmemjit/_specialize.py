@@ -79,7 +79,7 @@ def _check_option_types(**options) -> None:
         raise TypeError(f"line_info must be a bool, not {type(options['line_info']).__name__}")
     if not 0 <= options["opt_level"] <= 3:
         raise _usage_error(f"opt_level {options['opt_level']}: the PTX compiler takes 0 to 3")
-    for name in ("extra_options", "nvrtc_options", "ptx_options"):
+    for name in ("extra_options", "nvrtc_options", "ptx_options", "precompile"):
         given = options[name]
         if isinstance(given, str) or not isinstance(given, Iterable):
             raise TypeError(f"{name} must be a sequence of str, not {type(given).__name__}")
@@ -119,7 +119,7 @@ def compile_kernel(source: str, entry: str,
                    extra_options: Iterable[str] = (), cta_group: int = 1,
                    path: str = "", nvrtc_options: Iterable[str] = (),
                    ptx_options: Iterable[str] = (),
-                   specialization: str = "eager") -> Kernel:
+                   specialization: str = "eager", precompile: Iterable[str] = ()) -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (docs/design.md §Specialization).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
@@ -136,15 +136,19 @@ def compile_kernel(source: str, entry: str,
     (the generic tier at once when a cache has it, the specialized kernel taking over when its
     background compile lands) or "generic"; Kernel.tier says which one launches run,
     Kernel.wait_specialized() waits for the switch, and report.tier_reason says why a tier
-    asked for was not returned. Raises Error: a transfer's rule error, "usage" for a wrong
-    option, or "toolchain" with the compiler log.
+    asked for was not returned. `precompile` names headers, as #include <...> takes them (e.g.
+    "cute/tensor.hpp"), that are included first and parsed once for every layout: those a
+    header-only library includes after the transfers (report.headers says "reused" for a new
+    layout; docs/specialization.md, "Header-only libraries"); a name with <>, quotes or nothing
+    in it, or a header that includes <tmemjit/transfers.cuh>, is Error "usage". Raises Error: a
+    transfer's rule error, "usage" for a wrong option, or "toolchain" with the compiler log.
     """
     if _tmemjit._have_specialize:
         # The same objects as an earlier call: its checks and conversions stand (call_memo.h).
         kernel = _tmemjit._compile_kernel_again(source, entry, transfers, language, target,
                                                 backend, opt_level, line_info, keep_dir,
                                                 extra_options, cta_group, path, nvrtc_options,
-                                                ptx_options, specialization)
+                                                ptx_options, specialization, precompile)
         if kernel is not None:
             return kernel
     if not isinstance(source, str):
@@ -159,7 +163,8 @@ def compile_kernel(source: str, entry: str,
     _check_option_types(language=language, target=target, backend=backend, opt_level=opt_level,
                         line_info=line_info, keep_dir=keep_dir, cta_group=cta_group,
                         specialization=specialization, extra_options=extra_options,
-                        nvrtc_options=nvrtc_options, ptx_options=ptx_options)
+                        nvrtc_options=nvrtc_options, ptx_options=ptx_options,
+                        precompile=precompile)
     rows = []
     for name, value in transfers.items():
         if not isinstance(name, str):
@@ -173,17 +178,19 @@ def compile_kernel(source: str, entry: str,
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
     call = (source, entry, transfers, language, target, backend, opt_level, line_info, keep_dir,
-            extra_options, cta_group, path, nvrtc_options, ptx_options, specialization)
+            extra_options, cta_group, path, nvrtc_options, ptx_options, specialization, precompile)
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
                                     line_info, keep_dir, list(extra_options), cta_group, path,
-                                    list(nvrtc_options), list(ptx_options), specialization, call)
+                                    list(nvrtc_options), list(ptx_options), specialization,
+                                    list(precompile), call)
 
 
 def warmup_kernel(source: str, entry: str,
                   transfers: Mapping[str, Union[TransferSpec, Transfer]], **options) -> None:
     """Builds the generic tier of the kernel for these transfers ahead of time (docs/specialization.md §Tiers).
 
-    The same arguments as compile_kernel (its `specialization` is set to "generic"). The tier goes
+    The same arguments as compile_kernel, precompile= included (its `specialization` is set to
+    "generic"). The tier goes
     to the cache tiers (memory, disk, the remote tier; cache bundles carry it), so that
     compile_kernel(..., specialization="lazy") answers a new layout of the same registers per
     thread at once, here or in another process. Raises Error "usage" naming the transfer when its

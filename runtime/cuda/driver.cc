@@ -425,6 +425,14 @@ Result<CUfunction> function_for_current_context(Driver& driver, void* kernel, Ta
 
 }  // namespace
 
+Result<void*> function(void* kernel, Target target) {
+  Result<Driver*> opened = usable();
+  if (!opened.ok()) return std::move(opened).error();
+  Result<CUfunction> found = function_for_current_context(**opened, kernel, target);
+  if (!found.ok()) return std::move(found).error();
+  return static_cast<void*>(*found);
+}
+
 // A launch asks for `shared_bytes` of dynamic shared memory; past 48 KB the driver refuses it
 // unless the function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES allows it (CUDA Driver API,
 // cuFuncSetAttribute), and every production GEMM needs 100-227 KB (issue 40 item 3).

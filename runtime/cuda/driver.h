@@ -70,6 +70,11 @@ class LoadedLibrary {
   Target target_;
 };
 
+// The CUfunction of a CUkernel (from LoadedLibrary::kernel) in the current context (see
+// current_device), after checking that device against `target`: cuKernelGetFunction, which loads
+// the library into that context on first use. What launch() launches, for launchers of others.
+Result<void*> function(void* kernel, Target target);
+
 // Launches a CUkernel (from LoadedLibrary::kernel) on the current context (see current_device),
 // after checking that device against `target`. `stream` is a CUstream (null: the default stream);
 // `args` follows cuLaunchKernel's kernelParams: one pointer per kernel parameter.

@@ -3,6 +3,7 @@
 #include "tmem/kernel.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <span>
 #include <string>
@@ -45,6 +46,39 @@ std::optional<std::vector<std::string>> elf_entries(std::span<const char> image)
     if (section.rfind(".text.", 0) == 0) entries.push_back(section.substr(6));
   }
   return entries;
+}
+
+const char* tier_name(const Kernel::Impl& impl) {
+  return impl.generic() ? "generic" : "specialized";
+}
+
+// An emulated kernel binds emulated TMEM per CTA, so what writes it must know the grid.
+Status needs_grid(const Kernel::Impl& active, const Dim3* grid, const std::string& call) {
+  if (!active.emulated() || grid != nullptr) return std::monostate{};
+  return Error(ErrorCode::kUsage, call + " of " + active.entry() +
+                                      ": an emulated kernel (target sm_90) binds emulated TMEM "
+                                      "for each CTA of the launch; pass the launch's grid: " +
+                                      call + "(grid)");
+}
+
+// What a launch writes into the module of the tier that runs now before it runs: the generic
+// tier's descriptors and an emulated kernel's TMEM for `grid`. The tier is read once, so the
+// Impl returned is the one whose entry must run. launch() and prepare() both come through here;
+// `wrote` is set when this call wrote device memory.
+Result<Kernel::Impl*> bind_active(Kernel::Impl& impl, const Dim3* grid, const std::string& call,
+                                  bool& wrote) {
+  Kernel::Impl& active = impl.active();
+  if (Status fits = needs_grid(active, grid, call); !fits.ok()) return std::move(fits).error();
+  Result<void*> handle = active.kernel();
+  if (!handle.ok()) return std::move(handle).error();
+  if (Status described = active.describe(&wrote); !described.ok())
+    return std::move(described).error();
+  if (active.emulated()) {
+    if (Status bound = active.bind_emulation(*grid); !bound.ok()) return std::move(bound).error();
+    wrote = true;  // the emulated TMEM's poison and cleared records
+  }
+  if (TierSwitch* tiers = impl.tier_switch()) tiers->launched(&active);
+  return &active;
 }
 
 }  // namespace
@@ -90,7 +124,7 @@ Result<std::vector<size_t>> Kernel::Impl::parameter_sizes() {
   return *parameter_sizes_;
 }
 
-Status Kernel::Impl::describe() {
+Status Kernel::Impl::describe(bool* wrote) {
   if (descriptors_.empty()) return std::monostate{};
   Result<void*> loaded = kernel();
   if (!loaded.ok()) return std::move(loaded).error();
@@ -111,14 +145,22 @@ Status Kernel::Impl::describe() {
                        " bytes; the layout's descriptor " + std::to_string(bytes));
     if (Status set = driver::copy_to_device(global->first, words.data(), bytes); !set.ok())
       return set;
+    if (wrote != nullptr) *wrote = true;
   }
   described_devices_.push_back(*device);
   return std::monostate{};
 }
 
-Status Kernel::Impl::bind_emulation(Dim3 grid) {
-  Result<void*> loaded = kernel();
-  if (!loaded.ok()) return std::move(loaded).error();
+std::vector<ModuleGlobal> Kernel::Impl::descriptor_globals() const {
+  std::vector<ModuleGlobal> globals;
+  for (const auto& [symbol, words] : descriptors_) {
+    const char* bytes = reinterpret_cast<const char*>(words.data());
+    globals.push_back({symbol, std::vector<char>(bytes, bytes + words.size() * sizeof(words[0]))});
+  }
+  return globals;
+}
+
+Result<std::array<std::uint64_t, 3>> Kernel::Impl::emulation_state(Dim3 grid) {
   std::lock_guard lock(emulation_mutex_);
   const size_t ctas = size_t{grid.x} * grid.y * grid.z;
   if (ctas == 0) return Error(ErrorCode::kUsage, "launch with an empty grid");
@@ -127,7 +169,7 @@ Status Kernel::Impl::bind_emulation(Dim3 grid) {
   if (ctas > emu_capacity_) {
     // The previous buffers may still be in use by a launch in flight.
     if (emu_tmem_) {
-      if (Status done = driver::synchronize(); !done.ok()) return done;
+      if (Status done = driver::synchronize(); !done.ok()) return std::move(done).error();
     }
     emu_tmem_.reset();
     emu_status_.reset();
@@ -138,27 +180,39 @@ Status Kernel::Impl::bind_emulation(Dim3 grid) {
     emu_tmem_.emplace(std::move(tmem).value());
     emu_status_.emplace(std::move(status).value());
     emu_capacity_ = ctas;
-    auto global = library_->global(kernels::kEmuStateSymbol);
-    if (!global.ok()) return std::move(global).error();
-    // tmem, status, flags (kernels/device_function_cuda.cc EmuState).
-    const uint64_t state[3] = {emu_tmem_->address(), emu_status_->address(),
-                               strict_ ? uint64_t{1} : uint64_t{0}};
-    // A module built before the flags field (a cache entry of an older release) has two words.
-    const size_t bytes = global->second >= sizeof state ? sizeof state : 2 * sizeof(uint64_t);
-    if (global->second < bytes || (strict_ && bytes < sizeof state))
-      return Error(ErrorCode::kInternal, "emulation: tmemjit::emu_state has " +
-                                             std::to_string(global->second) + " bytes" +
-                                             (strict_ ? "; strict mode needs 24" : ""));
-    if (Status set = driver::copy_to_device(global->first, state, bytes); !set.ok()) return set;
   }
   // Real TMEM holds garbage after alloc: poison it, so a read of a cell nothing wrote shows.
   if (Status poisoned = driver::fill_device(emu_tmem_->address(), 0xA5, ctas * tmem_bytes);
       !poisoned.ok())
-    return poisoned;
+    return std::move(poisoned).error();
   if (Status cleared = driver::fill_device(emu_status_->address(), 0, ctas * status_bytes);
       !cleared.ok())
-    return cleared;
+    return std::move(cleared).error();
   emu_bound_ = ctas;
+  // tmem, status, flags (kernels/device_function_cuda.cc EmuState; flags bit 0: strict mode).
+  return std::array<std::uint64_t, 3>{emu_tmem_->address(), emu_status_->address(),
+                                      strict_ ? std::uint64_t{1} : std::uint64_t{0}};
+}
+
+Status Kernel::Impl::bind_emulation(Dim3 grid) {
+  Result<void*> loaded = kernel();
+  if (!loaded.ok()) return std::move(loaded).error();
+  Result<std::array<std::uint64_t, 3>> state = emulation_state(grid);
+  if (!state.ok()) return std::move(state).error();
+  std::lock_guard lock(emulation_mutex_);
+  // Written again only when the buffers moved (a larger grid, or binding() made them first).
+  if ((*state)[0] == emu_state_written_) return std::monostate{};
+  auto global = library_->global(kernels::kEmuStateSymbol);
+  if (!global.ok()) return std::move(global).error();
+  // A module built before the flags field (a cache entry of an older release) has two words.
+  const size_t bytes = global->second >= sizeof *state ? sizeof *state : 2 * sizeof(std::uint64_t);
+  if (global->second < bytes || (strict_ && bytes < sizeof *state))
+    return Error(ErrorCode::kInternal, "emulation: tmemjit::emu_state has " +
+                                           std::to_string(global->second) + " bytes" +
+                                           (strict_ ? "; strict mode needs 24" : ""));
+  if (Status set = driver::copy_to_device(global->first, state->data(), bytes); !set.ok())
+    return set;
+  emu_state_written_ = (*state)[0];
   return std::monostate{};
 }
 
@@ -235,7 +289,7 @@ bool Kernel::emulated() const noexcept { return impl_ && impl_->emulated(); }
 
 std::string_view Kernel::tier() const noexcept {
   if (!impl_) return "specialized";
-  return impl_->active().generic() ? "generic" : "specialized";
+  return tier_name(impl_->active());
 }
 
 Status Kernel::wait_specialized() const {
@@ -259,20 +313,70 @@ Status Kernel::launch(const LaunchConfig& config, void** args) const {
                                         std::to_string(config.cluster_ctas) +
                                         ": the grid must be a whole number of clusters");
   // One read of the tier: this launch runs one whole kernel, whichever tier it is.
-  Impl& active = impl_->active();
-  Result<void*> handle = active.kernel();
+  bool wrote = false;
+  Result<Impl*> bound = bind_active(*impl_, &config.grid, "launch", wrote);
+  if (!bound.ok()) return std::move(bound).error();
+  Impl& active = **bound;
+  Result<void*> handle = active.kernel();  // loaded by bind_active: no driver call
   if (!handle.ok()) return std::move(handle).error();
-  if (Status described = active.describe(); !described.ok()) return described;
-  if (active.emulated()) {
-    if (Status bound = active.bind_emulation(config.grid); !bound.ok()) return bound;
-  }
-  if (TierSwitch* tiers = impl_->tier_switch()) tiers->launched(&active);
   if (config.cluster_ctas > 1)
     return driver::launch_cluster(*handle, active.target(), config.grid, config.block,
                                   config.cluster_ctas, config.shared_bytes, config.stream, args);
   return driver::launch(*handle, active.target(), config.grid, config.block, config.shared_bytes,
                         config.stream, args);
 }
+
+namespace {
+
+Result<PreparedKernel> prepare_active(Kernel::Impl* impl, const Dim3* grid) {
+  if (impl == nullptr) return Error(ErrorCode::kUsage, "prepare of an empty kernel handle");
+  bool wrote = false;
+  Result<Kernel::Impl*> bound = bind_active(*impl, grid, "prepare", wrote);
+  if (!bound.ok()) return std::move(bound).error();
+  Kernel::Impl& active = **bound;
+  // The writes go through the legacy default stream (cuMemcpyHtoD from pageable memory may return
+  // before its DMA lands, cuMemsetD8 is asynchronous), and the user's launch may be on any
+  // stream, a non-blocking one included: they are complete before prepare() returns.
+  if (wrote) {
+    if (Status done = driver::synchronize(); !done.ok()) return std::move(done).error();
+  }
+  Result<void*> kernel = active.kernel();
+  if (!kernel.ok()) return std::move(kernel).error();
+  Result<void*> function = driver::function(*kernel, active.target());
+  if (!function.ok()) return std::move(function).error();
+  return PreparedKernel{*function, *kernel, tier_name(active)};
+}
+
+Result<KernelBinding> binding_of(Kernel::Impl* impl, const Dim3* grid) {
+  if (impl == nullptr) return Error(ErrorCode::kUsage, "binding of an empty kernel handle");
+  Kernel::Impl& active = impl->active();  // one read of the tier, as a launch
+  if (Status fits = needs_grid(active, grid, "binding"); !fits.ok()) return std::move(fits).error();
+  KernelBinding binding{tier_name(active), active.entry(), active.payload().blob,
+                        active.descriptor_globals()};
+  if (active.emulated()) {
+    Result<std::array<std::uint64_t, 3>> state = active.emulation_state(*grid);
+    if (!state.ok()) return std::move(state).error();
+    // Its poison and cleared records land before the user's launch, on whatever stream (prepare).
+    if (Status done = driver::synchronize(); !done.ok()) return std::move(done).error();
+    const char* bytes = reinterpret_cast<const char*>(state->data());
+    binding.globals.push_back(
+        {kernels::kEmuStateSymbol, std::vector<char>(bytes, bytes + sizeof *state)});
+    if (TierSwitch* tiers = impl->tier_switch()) tiers->launched(&active);
+  }
+  return binding;
+}
+
+}  // namespace
+
+Result<PreparedKernel> Kernel::prepare() const { return prepare_active(impl_.get(), nullptr); }
+
+Result<PreparedKernel> Kernel::prepare(Dim3 grid) const {
+  return prepare_active(impl_.get(), &grid);
+}
+
+Result<KernelBinding> Kernel::binding() const { return binding_of(impl_.get(), nullptr); }
+
+Result<KernelBinding> Kernel::binding(Dim3 grid) const { return binding_of(impl_.get(), &grid); }
 
 Result<std::vector<size_t>> Kernel::parameter_sizes() const {
   if (!impl_) return Error(ErrorCode::kUsage, "parameter_sizes of an empty kernel handle");

@@ -2,6 +2,7 @@
 // for emulated user kernels the emulated TMEM bound at each launch).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -50,8 +51,11 @@ class Kernel::Impl {
     descriptors_ = std::move(descriptors);
   }
   bool generic() const noexcept { return generic_; }
-  // Writes the descriptors for the current device unless done (loads the module).
-  Status describe();
+  // Writes the descriptors for the current device unless done (loads the module); `wrote`, when
+  // given, is set when this call wrote them.
+  Status describe(bool* wrote = nullptr);
+  // The descriptors as the bytes describe() writes (Kernel::binding); empty for a specialized Impl.
+  std::vector<ModuleGlobal> descriptor_globals() const;
 
   // A lazy kernel: the switch to the specialized Impl, shared by the handle's copies.
   void set_tier_switch(std::shared_ptr<TierSwitch> tiers) { tiers_ = std::move(tiers); }
@@ -74,8 +78,12 @@ class Kernel::Impl {
     instructions_ = std::move(instructions);
   }
   bool emulated() const noexcept { return emulated_; }
-  // Before a launch: emulated TMEM for every CTA of `grid`, status cleared, cells poisoned, and
-  // tmemjit::emu_state pointing at them.
+  // Emulated TMEM for every CTA of `grid` in the current context, status cleared, cells poisoned:
+  // the value of tmemjit::emu_state that points at them (the TMEM and status arrays' addresses,
+  // then the flags: bit 0 strict mode).
+  Result<std::array<std::uint64_t, 3>> emulation_state(Dim3 grid);
+  // Before a launch: emulation_state(grid), and tmemjit::emu_state of this Impl's module pointing
+  // at it (loads the module).
   Status bind_emulation(Dim3 grid);
   // After launches: the recorded warnings, or the first violation.
   Result<std::vector<std::string>> emulation_check();
@@ -105,8 +113,9 @@ class Kernel::Impl {
   std::vector<std::string> instructions_;
   std::mutex emulation_mutex_;  // guards the buffers below
   std::optional<driver::DeviceBuffer> emu_tmem_, emu_status_;
-  size_t emu_capacity_ = 0;  // CTAs the buffers hold
-  size_t emu_bound_ = 0;     // CTAs of the last launch
+  size_t emu_capacity_ = 0;              // CTAs the buffers hold
+  size_t emu_bound_ = 0;                 // CTAs of the last launch
+  std::uint64_t emu_state_written_ = 0;  // the TMEM address this module's emu_state holds
 };
 
 // A Kernel over a cached payload: `entry` is the kernel's name in the cubin (payload.blob).

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -31,7 +32,11 @@ bool g_initialized = false;
 
 struct FakeLibrary {
   std::vector<std::string> kernels;
+  std::map<std::string, size_t> globals;  // "@NAME:BYTES" in the image: a global of that size
 };
+// Each device's copy of a global, by name (as each context loads its own module): what
+// Kernel::prepare and launch write, read back by the tests through fake_cuda_global.
+std::map<std::pair<std::string, int>, std::vector<unsigned char>> g_globals;
 struct FakeKernel {
   std::string name;
   bool loaded_on[kDeviceCount] = {};
@@ -77,6 +82,11 @@ __attribute__((visibility("default"))) const void* fake_cuda_last_launch() {
   return &g_last_launch;
 }
 __attribute__((visibility("default"))) int fake_cuda_legacy_calls() { return g_legacy_calls; }
+// The bytes of global `name` on device `ordinal`, or null where no module asked for it there.
+__attribute__((visibility("default"))) const void* fake_cuda_global(const char* name, int ordinal) {
+  auto found = g_globals.find({name, ordinal});
+  return found == g_globals.end() ? nullptr : found->second.data();
+}
 __attribute__((visibility("default"))) int fake_cuda_jit_target() { return g_jit_target; }
 // The context hooks take and return void*, the exact type the tests dlsym them as: a call through
 // another function type is undefined behaviour (UBSan -fsanitize=function flags it).
@@ -211,7 +221,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
 
-// A fake image is the NUL-terminated text "FAKECUBIN:name1,name2".
+// A fake image is the NUL-terminated text "FAKECUBIN:name1,name2"; a name "@NAME:BYTES" is a
+// global variable of that many bytes instead of a kernel.
 CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, void**, unsigned,
                            CUlibraryOption*, void**, unsigned) {
   if (CUresult r = need_init()) return r;
@@ -225,7 +236,12 @@ CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, 
   while (start <= names.size()) {
     size_t comma = names.find(',', start);
     if (comma == std::string::npos) comma = names.size();
-    fake->kernels.push_back(names.substr(start, comma - start));
+    const std::string name = names.substr(start, comma - start);
+    const size_t colon = name.rfind(':');
+    if (name.rfind('@', 0) == 0 && colon != std::string::npos)
+      fake->globals[name.substr(1, colon - 1)] = std::stoul(name.substr(colon + 1));
+    else
+      fake->kernels.push_back(name);
     start = comma + 1;
   }
   *library = reinterpret_cast<CUlibrary>(fake);
@@ -248,6 +264,19 @@ CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* nam
     }
   }
   return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr* address, size_t* bytes, CUlibrary library,
+                            const char* name) {
+  if (t_current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  auto* fake = reinterpret_cast<FakeLibrary*>(library);
+  auto found = fake->globals.find(name);
+  if (found == fake->globals.end()) return CUDA_ERROR_NOT_FOUND;
+  std::vector<unsigned char>& value = g_globals[{name, current_ordinal()}];
+  value.resize(found->second);
+  *address = reinterpret_cast<CUdeviceptr>(value.data());
+  *bytes = value.size();
+  return CUDA_SUCCESS;
 }
 
 CUresult cuKernelGetFunction(CUfunction* function, CUkernel kernel) {
@@ -275,6 +304,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
                              {}};
   for (int d = 0; d < kDeviceCount; ++d) g_last_launch.kernel_loaded_on[d] = fake->loaded_on[d];
   return CUDA_SUCCESS;
+}
+
+// A launcher of the user's own: cuLaunchKernel of `function` (a CUfunction from
+// Kernel::prepare) on 1 CTA of 128 threads with one int argument, as cuda.bindings or a PyTorch
+// extension would call it. Returns the CUresult.
+__attribute__((visibility("default"))) int fake_cuda_launch(void* function, int value) {
+  void* args[] = {&value};
+  return cuLaunchKernel(static_cast<CUfunction>(function), 1, 1, 1, 128, 1, 1, 0, nullptr, args,
+                        nullptr);
 }
 
 CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/emulation_kernels.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/jit/kernel_impl.h"
 #include "tmem/kernel.h"
@@ -40,6 +42,8 @@ struct Fake {
   int (*jit_target)() = nullptr;
   void* (*context)(int) = nullptr;
   void (*set_current)(void*) = nullptr;
+  const void* (*global)(const char*, int) = nullptr;  // a global's bytes on a device
+  int (*launch)(void*, int) = nullptr;  // cuLaunchKernel, as a launcher of the user's own
 };
 
 const Fake& fake() {
@@ -53,6 +57,9 @@ const Fake& fake() {
     f.jit_target = reinterpret_cast<int (*)()>(::dlsym(f.handle, "fake_cuda_jit_target"));
     f.context = reinterpret_cast<void* (*)(int)>(::dlsym(f.handle, "fake_cuda_context"));
     f.set_current = reinterpret_cast<void (*)(void*)>(::dlsym(f.handle, "fake_cuda_set_current"));
+    f.global =
+        reinterpret_cast<const void* (*)(const char*, int)>(::dlsym(f.handle, "fake_cuda_global"));
+    f.launch = reinterpret_cast<int (*)(void*, int)>(::dlsym(f.handle, "fake_cuda_launch"));
     return f;
   }();
   return loaded;
@@ -243,6 +250,105 @@ TEST_F(FakeDriver, ALaunchWithMoreThan48KbOfDynamicSharedMemoryRaisesTheLimit) {
   EXPECT_NE(too_big.error().message().find("MAX_DYNAMIC_SHARED_SIZE_BYTES, 233472"),
             std::string::npos)
       << too_big.error().message();
+}
+
+// Launching with a launcher of one's own (docs/specialization.md, "Launching with your own
+// launcher"): prepare() writes into the module what launch() writes, the generic tier's layout
+// descriptor, and hands over a CUfunction the user's cuLaunchKernel runs; binding() gives the
+// same bytes without a driver call, for a module the user loads; launch() on another device
+// writes them there too. A descriptor the module lacks (a transfer never called) is skipped.
+TEST_F(FakeDriver, PrepareWritesWhatLaunchWritesAndBindingSaysWhatThatIs) {
+  auto impl =
+      std::make_shared<Kernel::Impl>("k", Target::kSm100f, fake_cubin("k,@tmemjit_desc_prep:8"));
+  impl->set_generic(
+      {{"tmemjit_desc_prep", {0x11223344u, 0xAABBCCDDu}}, {"tmemjit_desc_dropped", {7u}}});
+  const Kernel kernel(impl);
+  const std::vector<char> bytes = {'\x44', '\x33', '\x22', '\x11', '\xDD', '\xCC', '\xBB', '\xAA'};
+  Result<KernelBinding> binding = kernel.binding();
+  ASSERT_TRUE(binding.ok()) << binding.error().full_text();
+  EXPECT_FALSE(kernel.loaded()) << "binding() loads nothing";
+  EXPECT_EQ(binding->tier, "generic");
+  EXPECT_EQ(binding->entry, "k");
+  EXPECT_EQ(binding->cubin.data(), kernel.cubin().data());
+  ASSERT_EQ(binding->globals.size(), 2u);
+  EXPECT_EQ(binding->globals[0].symbol, "tmemjit_desc_prep");
+  EXPECT_EQ(binding->globals[0].bytes, bytes);
+  EXPECT_EQ(binding->globals[1].symbol, "tmemjit_desc_dropped");
+
+  make_current(1);
+  Result<PreparedKernel> prepared = kernel.prepare();
+  ASSERT_TRUE(prepared.ok()) << prepared.error().full_text();
+  EXPECT_EQ(prepared->tier, "generic");
+  EXPECT_NE(prepared->function, nullptr);
+  EXPECT_NE(prepared->kernel, nullptr);
+  const void* written = fake().global("tmemjit_desc_prep", 1);
+  ASSERT_NE(written, nullptr);
+  EXPECT_EQ(
+      std::vector<char>(static_cast<const char*>(written), static_cast<const char*>(written) + 8),
+      bytes);
+  EXPECT_EQ(fake().launch(prepared->function, 31), 0);  // CUDA_SUCCESS
+  EXPECT_EQ(fake().last_launch()->device, 1);
+  EXPECT_EQ(fake().last_launch()->first_arg, 31);
+
+  make_current(2);
+  EXPECT_EQ(fake().global("tmemjit_desc_prep", 2), nullptr);
+  int value = 3;
+  void* args[] = {&value};
+  LaunchConfig config;
+  config.block = {128, 1, 1};
+  ASSERT_TRUE(kernel.launch(config, args).ok());
+  written = fake().global("tmemjit_desc_prep", 2);
+  ASSERT_NE(written, nullptr);
+  EXPECT_EQ(
+      std::vector<char>(static_cast<const char*>(written), static_cast<const char*>(written) + 8),
+      bytes);
+
+  // A specialized kernel has nothing to write; an empty handle is a usage error.
+  const Kernel plain = make_kernel("k", Target::kSm100f, fake_cubin("k"));
+  ASSERT_TRUE(plain.binding().ok());
+  EXPECT_TRUE(plain.binding()->globals.empty());
+  EXPECT_EQ(plain.binding()->tier, "specialized");
+  ASSERT_TRUE(plain.prepare().ok());
+  EXPECT_EQ(Kernel().prepare().error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(Kernel().binding().error().code(), ErrorCode::kUsage);
+}
+
+// An emulated kernel binds emulated TMEM per CTA: prepare and binding need the grid, and then
+// tmemjit::emu_state holds the buffers' addresses, the same in the module prepare() wrote and in
+// the bytes binding() hands a module of the user's own.
+TEST_F(FakeDriver, AnEmulatedKernelIsPreparedForAGrid) {
+  const std::string state_symbol = kernels::kEmuStateSymbol;
+  auto impl =
+      std::make_shared<Kernel::Impl>("e", Target::kSm90, fake_cubin("e,@" + state_symbol + ":24"));
+  impl->set_emulation({}, /*strict=*/true);
+  const Kernel kernel(impl);
+  make_current(0);  // the fake H200
+  for (const Error& error : {kernel.prepare().error(), kernel.binding().error()}) {
+    EXPECT_EQ(error.code(), ErrorCode::kUsage);
+    EXPECT_NE(error.message().find(" of e: an emulated kernel (target sm_90) binds emulated TMEM "
+                                   "for each CTA of the launch; pass the launch's grid"),
+              std::string::npos)
+        << error.message();
+  }
+  Result<PreparedKernel> prepared = kernel.prepare(Dim3{2, 1, 1});
+  ASSERT_TRUE(prepared.ok()) << prepared.error().full_text();
+  const void* written = fake().global(state_symbol.c_str(), 0);
+  ASSERT_NE(written, nullptr);
+  // tmem, status, flags: strict mode is bit 0 of the third word.
+  const std::vector<char> state(static_cast<const char*>(written),
+                                static_cast<const char*>(written) + 24);
+  EXPECT_NE(std::vector<char>(state.begin(), state.begin() + 16), std::vector<char>(16, 0));
+  std::uint64_t flags = 0;
+  std::memcpy(&flags, state.data() + 16, sizeof flags);
+  EXPECT_EQ(flags, 1u);
+  Result<KernelBinding> binding = kernel.binding(Dim3{2, 1, 1});
+  ASSERT_TRUE(binding.ok()) << binding.error().full_text();
+  ASSERT_EQ(binding->globals.size(), 1u);
+  EXPECT_EQ(binding->globals[0].symbol, state_symbol);
+  EXPECT_EQ(binding->globals[0].bytes, state) << "the same buffers, the grid fits them";
+  Result<std::vector<std::string>> check = kernel.emulation_check();
+  ASSERT_TRUE(check.ok()) << check.error().full_text();
+  EXPECT_TRUE(check->empty());
 }
 
 TEST_F(FakeDriver, LoadErrorsCarryTheCallAndTheCudaError) {

@@ -96,6 +96,23 @@ TEST(DriverWithoutDriver, KernelHandleWorksCompileOnly) {
   ASSERT_FALSE(launched.ok());
   expect_no_driver(launched.error());
   EXPECT_FALSE(kernel.loaded());
+  // Launching with one's own launcher: prepare() loads, so it needs the driver; binding() of a
+  // kernel that is not emulated is data of the handle (a specialized kernel: nothing to write).
+  Result<PreparedKernel> prepared = kernel.prepare();
+  ASSERT_FALSE(prepared.ok());
+  expect_no_driver(prepared.error());
+  Result<KernelBinding> binding = kernel.binding();
+  ASSERT_TRUE(binding.ok()) << binding.error().full_text();
+  EXPECT_EQ(binding->tier, "specialized");
+  EXPECT_EQ(binding->entry, "tmem_roundtrip");
+  EXPECT_EQ(binding->cubin.size(), 11u);
+  EXPECT_TRUE(binding->globals.empty());
+  // An emulated kernel's binding(grid) allocates its emulated TMEM: that needs the driver too.
+  auto emulated = std::make_shared<Kernel::Impl>("e", Target::kSm90,
+                                                 std::make_shared<Payload>(Payload{{'x'}, "", ""}));
+  emulated->set_emulation({});
+  expect_no_driver(Kernel(emulated).binding(Dim3{1, 1, 1}).error());
+  expect_no_driver(Kernel(emulated).prepare(Dim3{1, 1, 1}).error());
 }
 
 TEST(Kernel, EmptyHandleIsAUsageError) {

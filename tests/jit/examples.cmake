@@ -59,4 +59,23 @@ package of this build (python/) or numpy cannot be imported'; exit 77; }; exec \
                          SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "SKIP runs: "
                          ENVIRONMENT "${_environment}")
   endforeach()
+
+  # Launching with a launcher of one's own (docs/specialization.md, "Launching with your own
+  # launcher"): the lazy epilogue, generic tier then specialized kernel, launched after
+  # Kernel.prepare() by cuda.core's launch and by cuLaunchKernel on PyTorch tensors. Their runs
+  # (label emu) need a GPU and cuda.core or PyTorch, and skip with the reason without; the
+  # cuda.core one compile-only (label cache) checks Kernel.binding() of both tiers.
+  set(_launch_anywhere ${PROJECT_SOURCE_DIR}/examples/launch_anywhere)
+  add_test(NAME python_example_launch_cuda_core_sm100a
+           COMMAND sh -c "${_run}" ${Python3_EXECUTABLE} ${_launch_anywhere}/cuda_core_launch.py
+                   --compile-only)
+  add_test(NAME python_example_launch_cuda_core
+           COMMAND sh -c "${_run}" ${Python3_EXECUTABLE} ${_launch_anywhere}/cuda_core_launch.py)
+  add_test(NAME python_example_launch_torch
+           COMMAND sh -c "${_run}" ${Python3_EXECUTABLE} ${_launch_anywhere}/torch_launch.py)
+  set_tests_properties(python_example_launch_cuda_core_sm100a PROPERTIES LABELS "cache;python"
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "${_environment}")
+  set_tests_properties(python_example_launch_cuda_core python_example_launch_torch PROPERTIES
+                       LABELS "emu;python" SKIP_RETURN_CODE 77
+                       SKIP_REGULAR_EXPRESSION "SKIP runs: " ENVIRONMENT "${_environment}")
 endif()

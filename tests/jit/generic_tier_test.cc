@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -19,6 +21,7 @@
 #include "jit/roundtrip_kernel.h"
 #include "kernels/device_function.h"
 #include "kernels/generic_transfer.h"
+#include "kernels/specialized_source.h"
 #include "runtime/compile/sass.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/tiers.h"
@@ -73,6 +76,22 @@ CompileOptions with(Specialization specialization, Target target = Target::kSm10
   return options;
 }
 
+// The descriptor words compile_kernel derives for each transfer of `source`, prepared together as
+// it prepares them (each one's emulation status ids follow the previous one's).
+std::vector<std::vector<std::uint32_t>> descriptors_of(std::span<const NamedTransfer> transfers,
+                                                       Target target, const std::string& source) {
+  std::vector<std::vector<std::uint32_t>> words;
+  auto prepared = kernels::prepare_transfers(transfers, kernels::CoordDetail::kForm);
+  EXPECT_TRUE(prepared.ok()) << prepared.error().full_text();
+  if (!prepared.ok()) return words;
+  for (const kernels::TransferCode& code : prepared->codes) {
+    const kernels::GenericForm form = kernels::generic_form(code, target, source);
+    EXPECT_TRUE(form.transfer) << form.why_not;
+    words.push_back(form.transfer ? form.transfer->descriptor : std::vector<std::uint32_t>{});
+  }
+  return words;
+}
+
 class GenericTier : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -116,6 +135,26 @@ TEST_F(GenericTier, OneCompileServesEveryLayoutOfTheSignatureWithoutLocalMemory)
   EXPECT_EQ(f_report.transfers[1].op, "tcgen05.ld.sync.aligned.16x256b.x8.b32");
   EXPECT_EQ(std::string(f->cubin().data(), f->cubin().size()),
             std::string(d->cubin().data(), d->cubin().size()));
+  // A launcher of one's own (Kernel::binding): the shared cubin, and each layout's descriptors as
+  // the bytes of its words, under the symbols the generic kernel defines.
+  for (const auto& [kernel, transfers] : {std::pair{&*d, layout_d()}, std::pair{&*f, layout_f()}}) {
+    Result<KernelBinding> binding = kernel->binding();
+    ASSERT_TRUE(binding.ok()) << binding.error().full_text();
+    EXPECT_EQ(binding->tier, "generic");
+    EXPECT_EQ(binding->entry, "roundtrip");
+    EXPECT_EQ(binding->cubin.data(), kernel->cubin().data());
+    ASSERT_EQ(binding->globals.size(), transfers.size());
+    const auto descriptors = descriptors_of(transfers, Target::kSm100a, roundtrip().text);
+    ASSERT_EQ(descriptors.size(), transfers.size());
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      const std::vector<std::uint32_t>& words = descriptors[i];
+      EXPECT_EQ(binding->globals[i].symbol, "tmemjit_desc_" + transfers[i].options.name);
+      EXPECT_NE(kernel->ptx().find(binding->globals[i].symbol), std::string_view::npos);
+      ASSERT_EQ(binding->globals[i].bytes.size(), 4 * words.size());
+      EXPECT_EQ(std::memcmp(binding->globals[i].bytes.data(), words.data(), 4 * words.size()), 0);
+    }
+  }
+  EXPECT_NE(d->binding()->globals[1].bytes, f->binding()->globals[1].bytes);
 }
 
 TEST_F(GenericTier, TheSwitchIssuesEachShapesGranuleWithCompileTimeRegisters) {
