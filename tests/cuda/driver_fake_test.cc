@@ -4,8 +4,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
