@@ -29,7 +29,16 @@ enum class Backend {
 // "nvjitlink", "ptxas", "nvrtc", "driver", "nvptxcompiler", "auto"
 std::string_view to_string(Backend backend) noexcept;
 Result<Backend> parse_backend(std::string_view text);  // names the allowed set on failure
-Span<const Backend> all_backends() noexcept;           // every name above, kAuto last
+
+// compile_kernel's compiler of CUDA C++ (docs/specialization.md "nvcc as the front end").
+enum class FrontEndCompiler {
+  kNvrtc,  // the default: NVRTC in-process, with precompiled headers
+  kNvcc,   // the toolkit's nvcc as a subprocess: a kernel's SASS is what nvcc makes of it
+};
+// "nvrtc", "nvcc"
+std::string_view to_string(FrontEndCompiler compiler) noexcept;
+Result<FrontEndCompiler> parse_front_end(std::string_view text);  // names the allowed set
+Span<const Backend> all_backends() noexcept;                      // every name above, kAuto last
 
 // How compile_kernel answers a layout (docs/specialization.md §Tiers). The generic tier is one
 // compile per source and transfer signature (registers per thread, scope, options) that reads
@@ -84,6 +93,11 @@ struct CompileOptions {
   // included). One whose include closure reaches the transfers is kUsage
   // (docs/specialization.md "Header-only libraries").
   std::vector<std::string> precompile;
+  // compile_kernel only: the compiler of a CUDA source. kNvcc runs the toolkit's nvcc
+  // ($TMEMJIT_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH) with nvrtc_options as its options
+  // (the same -I, -D, -std; nvcc's own such as -Xcompiler too), without precompiled headers; part
+  // of the key.
+  FrontEndCompiler front_end = FrontEndCompiler::kNvrtc;
   // compile_kernel only: which tier answers (above). Not part of any cache key: eager and lazy
   // share the specialized kernel, lazy and generic the generic tier.
   Specialization specialization = Specialization::kEager;
@@ -94,7 +108,7 @@ struct CompileOptions {
            a.cta_group == b.cta_group && a.keep_dir == b.keep_dir &&
            a.nvrtc_options == b.nvrtc_options && a.ptx_options == b.ptx_options &&
            a.extra_options == b.extra_options && a.precompile == b.precompile &&
-           a.specialization == b.specialization;
+           a.front_end == b.front_end && a.specialization == b.specialization;
   }
   friend bool operator!=(const CompileOptions& a, const CompileOptions& b) { return !(a == b); }
 };

@@ -23,7 +23,7 @@
 namespace tmemjit_py {
 
 // The Python arguments of tmemjit.compile_kernel, in its order.
-inline constexpr std::size_t kCallArguments = 16;
+inline constexpr std::size_t kCallArguments = 17;
 enum CallArgument : std::size_t {
   kSource,
   kEntry,
@@ -41,6 +41,7 @@ enum CallArgument : std::size_t {
   kPtxOptions,
   kSpecialization,
   kPrecompile,
+  kFrontEnd,
 };
 
 // What a call means to the library, built once per remembered call.

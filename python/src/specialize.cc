@@ -120,6 +120,7 @@ struct CallOptions {
   std::vector<std::string> nvrtc_options, ptx_options;
   std::string specialization;
   std::vector<std::string> precompile;
+  std::string front_end;
 };
 
 // What a call means to the library: the source, each transfer with its options, CompileOptions.
@@ -149,6 +150,7 @@ std::shared_ptr<PreparedCall> prepare_call(const std::string& source, const std:
   options.precompile = given.precompile;
   // Parsed here, as backend= is: a wrong name is Error "usage" naming the allowed set.
   options.specialization = unwrap(tmem::parse_specialization(given.specialization));
+  options.front_end = unwrap(tmem::parse_front_end(given.front_end));
   return prepared;
 }
 
@@ -161,10 +163,10 @@ void bind_compile_kernel(nb::module_& m) {
          const std::string& keep_dir, const std::vector<std::string>& extra_options, int cta_group,
          const std::string& path, const std::vector<std::string>& nvrtc_options,
          const std::vector<std::string>& ptx_options, const std::string& specialization,
-         const std::vector<std::string>& precompile, nb::tuple call) {
-        const CallOptions given{language,    target,         backend,   opt_level, line_info,
-                                keep_dir,    extra_options,  cta_group, path,      nvrtc_options,
-                                ptx_options, specialization, precompile};
+         const std::vector<std::string>& precompile, const std::string& front_end, nb::tuple call) {
+        const CallOptions given{language,    target,         backend,    opt_level, line_info,
+                                keep_dir,    extra_options,  cta_group,  path,      nvrtc_options,
+                                ptx_options, specialization, precompile, front_end};
         std::shared_ptr<PreparedCall> prepared = prepare_call(source, entry, transfers, given);
         // Checked and converted: a later call with the same objects skips both (call_memo.h).
         if (call.size() == kCallArguments) {
@@ -176,7 +178,7 @@ void bind_compile_kernel(nb::module_& m) {
       },
       "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
       "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
-      "ptx_options"_a, "specialization"_a, "precompile"_a, "call"_a,
+      "ptx_options"_a, "specialization"_a, "precompile"_a, "front_end"_a, "call"_a,
       "tmemjit.compile_kernel's C++ half; call that instead. `call` is compile_kernel's own\n"
       "arguments, remembered for _compile_kernel_again.");
   m.def(
@@ -185,11 +187,11 @@ void bind_compile_kernel(nb::module_& m) {
          nb::handle target, nb::handle backend, nb::handle opt_level, nb::handle line_info,
          nb::handle keep_dir, nb::handle extra_options, nb::handle cta_group, nb::handle path,
          nb::handle nvrtc_options, nb::handle ptx_options, nb::handle specialization,
-         nb::handle precompile) -> nb::object {
+         nb::handle precompile, nb::handle front_end) -> nb::object {
         const nb::handle arguments[kCallArguments] = {
             source,        entry,       transfers,      language,      target,    backend,
             opt_level,     line_info,   keep_dir,       extra_options, cta_group, path,
-            nvrtc_options, ptx_options, specialization, precompile};
+            nvrtc_options, ptx_options, specialization, precompile,    front_end};
         std::shared_ptr<const PreparedCall> prepared = recall(arguments);
         if (!prepared) return nb::none();
         return nb::cast(run_prepared(*prepared));
@@ -198,7 +200,7 @@ void bind_compile_kernel(nb::module_& m) {
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
-      nb::arg().none(),
+      nb::arg().none(), nb::arg().none(),
       "tmemjit.compile_kernel's fast path: the kernel of a call made before with the same\n"
       "objects (call_memo.h), or None.");
   m.def("_forget_calls", &forget_calls,

@@ -269,6 +269,28 @@ def test_precompile_names_the_headers_of_a_header_only_library(tmp_path):
 
 
 @needs_specialize
+def test_the_nvcc_front_end_is_its_own_kernel():
+    # front_end="nvcc" (docs/specialization.md, "nvcc as the front end"): the toolkit's nvcc
+    # compiles the source, a separate cache entry from NVRTC's, remembered calls told apart.
+    entry = "nvcc_probe"
+    source = CUDA_KERNEL.replace("epilogue", entry)
+    transfers = {"acc_store": seed_specs.layout_b()}
+    nvrtc = tmemjit.compile_kernel(source, entry, transfers).report
+    nvcc = tmemjit.compile_kernel(source, entry, transfers, front_end="nvcc").report
+    assert nvcc.cache == "miss" and nvcc.key != nvrtc.key
+    assert nvcc.headers == "off: the nvcc front end has no in-process precompiled headers"
+    assert nvcc.backend == "ptxas"
+    again = tmemjit.compile_kernel(source, entry, transfers, front_end="nvcc").report
+    assert again.cache == "memory" and again.key == nvcc.key
+    assert tmemjit.compile_kernel(source, entry, transfers).report.key == nvrtc.key
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_kernel(source, entry, transfers, front_end="clang")
+    assert error.value.code == "usage" and "allowed: nvrtc, nvcc" in error.value.message
+    with pytest.raises(TypeError, match="front_end must be a str"):
+        tmemjit.compile_kernel(source, entry, transfers, front_end=1)
+
+
+@needs_specialize
 def test_compile_kernel_report_holds_the_warnings():
     source = CUDA_KERNEL.replace("epilogue", "warning_probe")
     kernel = tmemjit.compile_kernel(source, "warning_probe",

@@ -68,7 +68,7 @@ def _usage_error(message: str) -> _tmemjit.Error:
 def _check_option_types(**options) -> None:
     """TypeError naming the argument and the type it needs, before anything reaches C++ (whose
     binding would only say "incompatible function arguments", issue 39 N15)."""
-    for name in ("language", "target", "backend", "keep_dir", "specialization"):
+    for name in ("language", "target", "backend", "keep_dir", "specialization", "front_end"):
         if not isinstance(options[name], str):
             raise TypeError(f"{name} must be a str, not {type(options[name]).__name__}")
     for name in ("opt_level", "cta_group"):
@@ -119,7 +119,8 @@ def compile_kernel(source: str, entry: str,
                    extra_options: Iterable[str] = (), cta_group: int = 1,
                    path: str = "", nvrtc_options: Iterable[str] = (),
                    ptx_options: Iterable[str] = (),
-                   specialization: str = "eager", precompile: Iterable[str] = ()) -> Kernel:
+                   specialization: str = "eager", precompile: Iterable[str] = (),
+                   front_end: str = "nvrtc") -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (docs/design.md §Specialization).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
@@ -140,7 +141,9 @@ def compile_kernel(source: str, entry: str,
     "cute/tensor.hpp"), that are included first and parsed once for every layout: those a
     header-only library includes after the transfers (report.headers says "reused" for a new
     layout; docs/specialization.md, "Header-only libraries"); a name with <>, quotes or nothing
-    in it, or a header that includes <tmemjit/transfers.cuh>, is Error "usage". Raises Error: a
+    in it, or a header that includes <tmemjit/transfers.cuh>, is Error "usage". `front_end`
+    "nvcc" compiles a CUDA source with the toolkit's nvcc instead of NVRTC, `nvrtc_options` being
+    nvcc's options then (docs/specialization.md, "nvcc as the front end"). Raises Error: a
     transfer's rule error, "usage" for a wrong option, or "toolchain" with the compiler log.
     """
     if _tmemjit._have_specialize:
@@ -148,7 +151,8 @@ def compile_kernel(source: str, entry: str,
         kernel = _tmemjit._compile_kernel_again(source, entry, transfers, language, target,
                                                 backend, opt_level, line_info, keep_dir,
                                                 extra_options, cta_group, path, nvrtc_options,
-                                                ptx_options, specialization, precompile)
+                                                ptx_options, specialization, precompile,
+                                                front_end)
         if kernel is not None:
             return kernel
     if not isinstance(source, str):
@@ -164,7 +168,7 @@ def compile_kernel(source: str, entry: str,
                         line_info=line_info, keep_dir=keep_dir, cta_group=cta_group,
                         specialization=specialization, extra_options=extra_options,
                         nvrtc_options=nvrtc_options, ptx_options=ptx_options,
-                        precompile=precompile)
+                        precompile=precompile, front_end=front_end)
     rows = []
     for name, value in transfers.items():
         if not isinstance(name, str):
@@ -178,11 +182,12 @@ def compile_kernel(source: str, entry: str,
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
     call = (source, entry, transfers, language, target, backend, opt_level, line_info, keep_dir,
-            extra_options, cta_group, path, nvrtc_options, ptx_options, specialization, precompile)
+            extra_options, cta_group, path, nvrtc_options, ptx_options, specialization, precompile,
+            front_end)
     return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
                                     line_info, keep_dir, list(extra_options), cta_group, path,
                                     list(nvrtc_options), list(ptx_options), specialization,
-                                    list(precompile), call)
+                                    list(precompile), front_end, call)
 
 
 def warmup_kernel(source: str, entry: str,

@@ -495,6 +495,17 @@ Result<Backend> parse_backend(std::string_view text) {
                    "'; allowed: nvjitlink, ptxas, nvrtc, driver, nvptxcompiler, auto");
 }
 
+std::string_view to_string(FrontEndCompiler compiler) noexcept {
+  return compiler == FrontEndCompiler::kNvcc ? "nvcc" : "nvrtc";
+}
+
+Result<FrontEndCompiler> parse_front_end(std::string_view text) {
+  if (text == "nvrtc") return FrontEndCompiler::kNvrtc;
+  if (text == "nvcc") return FrontEndCompiler::kNvcc;
+  return Error(ErrorCode::kUsage,
+               "unknown front end '" + std::string(text) + "'; allowed: nvrtc, nvcc");
+}
+
 bool nvptxcompiler_built_in() noexcept {
 #ifdef TMEMJIT_HAVE_NVPTXCOMPILER
   return true;
@@ -533,6 +544,8 @@ std::string to_string(const CompileOptions& options) {
   for (const std::string& extra : options.extra_options) text += " " + extra;
   for (const std::string& option : options.nvrtc_options) text += " nvrtc:" + option;
   for (const std::string& header : options.precompile) text += " precompile:" + header;
+  if (options.front_end != FrontEndCompiler::kNvrtc)
+    text += " front_end=" + std::string(to_string(options.front_end));
   for (const std::string& option : options.ptx_options) text += " ptx:" + option;
   return text;
 }

@@ -25,6 +25,7 @@
 #include "runtime/compile/closure_search.h"
 #include "runtime/compile/include_closure.h"
 #include "runtime/compile/log_hints.h"
+#include "runtime/compile/nvcc_front_end.h"
 #include "runtime/compile/precompiled_headers.h"
 #include "runtime/jit/compile_transfer.h"
 #include "runtime/jit/emulate_module.h"
@@ -155,6 +156,34 @@ std::string pch_off_reason(const kernels::CudaUnit& unit, const KernelContext& c
   return {};
 }
 
+// The nvcc front end (docs/specialization.md "nvcc as the front end"): the same unit and headers
+// as NVRTC's, compiled by the toolkit's nvcc; no precompiled headers, no name expressions.
+Result<FrontEnd> compile_cuda_source_with_nvcc(
+    const KernelSource& source, const kernels::PreparedTransfers& prepared,
+    const kernels::CudaUnit& unit, const std::vector<std::pair<std::string, std::string>>& headers,
+    const KernelContext& context) {
+  if (!source.entry.empty() && !is_identifier(source.entry))
+    return Error(ErrorCode::kUsage,
+                 "compile_kernel: '" + source.entry +
+                     "' is a name expression, which only NVRTC lowers; the nvcc front end takes "
+                     "the kernel's plain, extern \"C\" or mangled name",
+                 "front_end nvrtc, or the lowered name (tmemjit specialize --front-end nvrtc "
+                 "reports it)");
+  auto compiled = compile_cuda_with_nvcc(
+      unit.text, source.path, headers, context.nvrtc,
+      context.nvrtc_compiles ? context.ptx : context.options,
+      context.nvrtc_compiles ? FrontEndOutput::kCubin : FrontEndOutput::kPtx);
+  if (!compiled.ok())
+    return explain_front_end_error(source, prepared.options(), std::move(compiled).error());
+  FrontEnd out;
+  out.headers = "off: the nvcc front end has no in-process precompiled headers";
+  out.ptx.assign(compiled->output.begin(), compiled->output.end());
+  out.cubin = std::move(compiled->cubin);
+  out.log = std::move(compiled->log);
+  out.ms = compiled->compile_ms;
+  return out;
+}
+
 Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const kernels::PreparedTransfers& prepared,
                                      const std::string& transfers_header,
@@ -166,6 +195,8 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
       {std::string(kernels::kTransfersHeader), transfers_header}};
   if (!unit.prefix_header_name.empty())
     headers.emplace_back(unit.prefix_header_name, unit.prefix_header);
+  if (context.options.front_end == FrontEndCompiler::kNvcc)
+    return compile_cuda_source_with_nvcc(source, prepared, unit, headers, context);
   std::vector<std::string> options = context.nvrtc;
   FrontEnd out;
   out.headers = pch_off_reason(unit, context);
@@ -483,8 +514,9 @@ Result<Built> build(const KernelSource& source, std::span<const NamedTransfer> t
     meta.backend = std::string(to_string(compiled->backend));
     if (!compiled->log.empty()) meta.log += (meta.log.empty() ? "" : "\n") + compiled->log;
     cubin = std::move(compiled->cubin);
-  } else {
-    meta.backend = std::string(to_string(Backend::kNvrtc));
+  } else {  // the front end compiled to the cubin itself (nvcc through the toolkit's ptxas)
+    meta.backend = std::string(to_string(
+        context.options.front_end == FrontEndCompiler::kNvcc ? Backend::kPtxas : Backend::kNvrtc));
   }
   for (const kernels::TransferCode& code : prepared->codes) {
     meta.transfers.push_back({code.options.name, code.plan.op.to_string(),

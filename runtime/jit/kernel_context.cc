@@ -10,6 +10,7 @@
 #include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/backends.h"
+#include "runtime/compile/nvcc_front_end.h"
 #include "runtime/jit/compile_transfer.h"
 #include "tmem/text.h"
 
@@ -177,7 +178,10 @@ Key128 context_digest(std::string_view call, const KernelContext& context, bool 
   key.str("compiler", context.nvrtc_compiles ? compiler_version(Backend::kNvrtc)
                                              : compiler_version(context.options.backend));
   key.integer("nvrtc compiles", context.nvrtc_compiles ? 1 : 0);
-  if (cuda) key.str("front end", compiler_version(Backend::kNvrtc));
+  if (cuda)
+    key.str("front end", context.options.front_end == FrontEndCompiler::kNvcc
+                             ? "nvcc " + nvcc_version()
+                             : compiler_version(Backend::kNvrtc));
   key.str("library", library_build_id());
   return key.finish();
 }
@@ -262,7 +266,8 @@ Result<KernelContext> kernel_context(const KernelSource& source, const CompileOp
                  "compile_kernel: nvrtc_options apply to CUDA sources; " + source.path +
                      " is PTX (its first option: " + context.user_nvrtc.front() + ")",
                  "give the PTX compiler's options in ptx_options");
-  if (cuda) {
+  // (nvcc has no precompiled headers of NVRTC's kind: its options stay nvcc's to judge.)
+  if (cuda && given.front_end == FrontEndCompiler::kNvrtc) {
     std::vector<std::string> kept;
     for (std::string& option : context.user_nvrtc)
       (names_pch(option) ? context.replaced_pch : kept).push_back(std::move(option));
@@ -321,7 +326,10 @@ Status check_user_options(const KernelSource& source, const KernelContext& conte
     std::lock_guard lock(mutex);
     if (checked.contains(context.digest)) return std::monostate{};
   }
-  if (source.language == Language::kCuda && !context.user_nvrtc.empty()) {
+  // nvcc's options are checked by its compile, whose error quotes nvcc (a second nvcc run per
+  // context would cost a second of process start).
+  if (source.language == Language::kCuda && !context.user_nvrtc.empty() &&
+      context.options.front_end == FrontEndCompiler::kNvrtc) {
     auto empty = compile_cuda_front_end("", "tmemjit_option_check.cu", {}, context.nvrtc, {},
                                         context.options, FrontEndOutput::kPtx);
     if (!empty.ok()) {
