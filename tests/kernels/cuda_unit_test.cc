@@ -132,5 +132,17 @@ TEST(CudaUnit, FindsTheHeaderAndCountsIncludesOutsideComments) {
   EXPECT_EQ(cuda_unit("#include <x.h>\n// #include <y.h>\n", "k.cu").includes_after, 1);
 }
 
+// As the compiler reads it: a raw string's lines and a // comment's spliced line are not code.
+TEST(CudaUnit, ARawStringOrASplicedCommentHoldsNoInclude) {
+  const std::string source =
+      "const char* text = R\"(\n#include <tmemjit/transfers.cuh>\n)\";\n"
+      "// a comment \\\n#include <tmemjit/transfers.cuh>\n"
+      "#include <tmemjit/transfers.cuh>\n";
+  const CudaUnit unit = cuda_unit(source, "k.cu");
+  EXPECT_TRUE(unit.header_stop);
+  EXPECT_EQ(unit.prefix, source.substr(0, source.rfind("#include")));
+  EXPECT_FALSE(mentions_identifier("const char* s = R\"x(\nname\n)x\";\n", "name"));
+}
+
 }  // namespace
 }  // namespace tmem::kernels

@@ -96,6 +96,15 @@ TEST(PtxCtaGroups, CommentsCountForNothingAndKeepTheLines) {
       << status.error().message();
 }
 
+// A string is not a comment: a path holding "/*" hides nothing after it from the check.
+TEST(PtxCtaGroups, ACommentMarkerInAStringHidesNothing) {
+  std::string text = module(2, 1);
+  text.insert(text.find(".shared"), ".file 1 \"/src/gen/*.cu\"\n");
+  const tmem::Status status = tmem::ptx::check_cta_groups(text);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << status.error().full_text();
+}
+
 // compile_ptx refuses the mix itself, before any backend runs (so also where ptxas would accept
 // the kernel because the mix spans two functions).
 TEST(PtxCtaGroups, CompilePtxRefusesTheMix) {
