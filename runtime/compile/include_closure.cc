@@ -23,6 +23,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "runtime/support/lexer.h"
+
 namespace tmem {
 namespace {
 
@@ -151,7 +153,7 @@ std::string lexically_normal(const std::string& path) {
   return out.empty() ? std::string(".") : out;
 }
 
-// ---- the lexer ---------------------------------------------------------------------------------
+// ---- the directives ----------------------------------------------------------------------------
 
 // One #include (or __has_include operand) the scan follows.
 struct Include {
@@ -185,211 +187,66 @@ struct FileFacts {
   std::vector<Macro> macros;
 };
 
-bool is_identifier_start(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c >= 0x80;
-}
-bool is_identifier_char(unsigned char c) {
-  return is_identifier_start(c) || (c >= '0' && c <= '9');
-}
-bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+std::vector<std::string> directive_tokens(std::string_view text);
 
-// The preprocessing tokens of one line of directive text, spelled as written (blanks dropped; a
-// string or character literal is one token, "##" and "..." are one each).
-std::vector<std::string> tokenize(std::string_view text) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t end = i + 1;
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      ++i;
-      continue;
-    }
-    if (is_identifier_start(c)) {
-      while (end < text.size() && is_identifier_char(static_cast<unsigned char>(text[end]))) ++end;
-    } else if (is_digit(c) || (c == '.' && i + 1 < text.size() &&
-                               is_digit(static_cast<unsigned char>(text[i + 1])))) {
-      while (end < text.size() &&
-             (is_identifier_char(static_cast<unsigned char>(text[end])) || text[end] == '.'))
-        ++end;
-    } else if (c == '"' || c == '\'') {
-      while (end < text.size() && text[end] != static_cast<char>(c))
-        end += text[end] == '\\' ? 2 : 1;
-      end = std::min(end + 1, text.size());
-    } else if (c == '#' && i + 1 < text.size() && text[i + 1] == '#') {
-      end = i + 2;
-    } else if (text.substr(i, 3) == "...") {
-      end = i + 3;
-    }
-    out.emplace_back(text.substr(i, end - i));
-    i = end;
-  }
-  return out;
+bool is_comment(TokenKind kind) {
+  return kind == TokenKind::kLineComment || kind == TokenKind::kBlockComment;
 }
 
-// Finds the includes of a translation phase 1-3 view of the text: line continuations are spliced
-// first, then comments, string and character literals (raw ones too) and pp-numbers (whose digit
-// separators are not quotes) are skipped, so only a '#' that begins a logical line starts a
-// directive. Every #include and #define is taken whatever the #if around it.
-class Lexer {
+// Finds the includes and macros of a text: only a '#' that begins a logical line (the lexer's
+// kDirective) starts a directive, and its operands are read here, the lexer resuming after them.
+class DirectiveReader {
  public:
-  Lexer(std::string_view text, FileFacts& facts) : facts_(facts) {
-    if (text.find("\\\n") == std::string_view::npos &&
-        text.find("\\\r\n") == std::string_view::npos) {
-      t_ = text;
-      return;
-    }
-    // Splices "\\\n", remembering where each spliced line began in the text as written.
-    spliced_.reserve(text.size());
-    origin_.push_back(1);
-    int line = 1;
-    for (size_t i = 0; i < text.size();) {
-      if (text[i] == '\\') {
-        size_t j = i + 1;
-        if (j < text.size() && text[j] == '\r') ++j;
-        if (j < text.size() && text[j] == '\n') {
-          ++line;
-          i = j + 1;
-          continue;
-        }
-      }
-      if (text[i] == '\n') {
-        ++line;
-        origin_.push_back(line);
-      }
-      spliced_.push_back(text[i++]);
-    }
-    t_ = spliced_;
-  }
+  DirectiveReader(std::string_view text, FileFacts& facts)
+      : written_(text), lexer_(text, SourceLanguage::kCpp), t_(lexer_.text()), facts_(facts) {}
 
   void run() {
-    bool line_start = true;  // only blanks and comments so far on this logical line
-    while (i_ < t_.size()) {
-      const unsigned char c = static_cast<unsigned char>(t_[i_]);
-      if (c == '\n') {
-        ++line_;
-        line_start = true;
-        ++i_;
-      } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        ++i_;
-      } else if (c == '/' && peek(1) == '/') {
-        skip_line_comment();
-      } else if (c == '/' && peek(1) == '*') {
-        skip_block_comment();  // one blank: a '#' after it may still begin the line
-      } else if (c == '#' && line_start) {
-        ++i_;
-        line_start = false;
-        directive();
-      } else if (c == '"' || c == '\'') {
-        line_start = false;
-        skip_quoted();
-      } else if (is_identifier_start(c)) {
-        line_start = false;
-        identifier_or_literal();
-      } else if (is_digit(c) || (c == '.' && is_digit(static_cast<unsigned char>(peek(1))))) {
-        line_start = false;
-        skip_pp_number();
-      } else {
-        line_start = false;
-        ++i_;
+    Token token;
+    while (lexer_.next(token)) {
+      if (token.kind == TokenKind::kDirective) {
+        directive(token.end);
+      } else if (token.kind == TokenKind::kIdentifier) {
+        const std::string_view word = t_.substr(token.begin, token.end - token.begin);
+        if (word == "__has_include" || word == "__has_include_next")
+          has_include(token.end, word == "__has_include_next");
       }
     }
   }
 
  private:
   char peek(size_t ahead) const { return i_ + ahead < t_.size() ? t_[i_ + ahead] : '\0'; }
-  int line_number() const {
-    return origin_.empty() ? line_ + 1 : origin_[static_cast<size_t>(line_)];
+
+  // The 1-based line, in the text as written, that the line of the lexer's text holding i_
+  // begins on (a directive's line, whatever splices it spans).
+  int line_number() {
+    const size_t newline = i_ == 0 ? std::string_view::npos : t_.rfind('\n', i_ - 1);
+    const size_t begin = newline == std::string_view::npos ? 0 : lexer_.original(newline) + 1;
+    if (begin < counted_) counted_ = lines_ = 0;  // never expected: directives come in order
+    lines_ += static_cast<int>(std::count(written_.begin() + static_cast<ptrdiff_t>(counted_),
+                                          written_.begin() + static_cast<ptrdiff_t>(begin), '\n'));
+    counted_ = begin;
+    return lines_ + 1;
   }
 
-  void skip_line_comment() {
-    const size_t end = t_.find('\n', i_);
-    i_ = end == std::string_view::npos ? t_.size() : end;
-  }
-  void skip_block_comment() {
-    const size_t end = t_.find("*/", i_ + 2);
-    const size_t stop = end == std::string_view::npos ? t_.size() : end + 2;
-    line_ += static_cast<int>(std::count(t_.begin() + i_, t_.begin() + stop, '\n'));
-    i_ = stop;
-  }
-  // Blanks and comments that do not end the line.
+  // Past blanks and comments that do not end the line.
   void skip_horizontal() {
-    while (i_ < t_.size()) {
-      const char c = t_[i_];
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        ++i_;
-      } else if (c == '/' && peek(1) == '*') {
-        skip_block_comment();
-      } else {
-        return;
-      }
-    }
+    lexer_.seek(i_);
+    Token token;
+    while (lexer_.peek(token) &&
+           (token.kind == TokenKind::kBlank || token.kind == TokenKind::kBlockComment))
+      lexer_.seek(token.end);
+    i_ = lexer_.offset();
   }
-  // A string or character literal from its opening quote; an unterminated one ends at the line's
-  // end (in a skipped #if group, or an apostrophe in #error text).
-  void skip_quoted() {
-    const char quote = t_[i_++];
-    while (i_ < t_.size() && t_[i_] != '\n') {
-      if (t_[i_] == '\\') {
-        i_ += 2;
-        continue;
-      }
-      if (t_[i_++] == quote) return;
-    }
-    i_ = std::min(i_, t_.size());
-  }
-  // R"delim( ... )delim" from its '"'; false (nothing consumed) when the delimiter is malformed.
-  bool skip_raw_string() {
-    const size_t open = t_.find('(', i_ + 1);
-    if (open == std::string_view::npos || open - i_ - 1 > 16) return false;
-    const std::string_view delimiter = t_.substr(i_ + 1, open - i_ - 1);
-    if (delimiter.find_first_of(" \t\n\\)\"") != std::string_view::npos) return false;
-    std::string close = ")";
-    close.append(delimiter);
-    close += '"';
-    const size_t end = t_.find(close, open + 1);
-    const size_t stop = end == std::string_view::npos ? t_.size() : end + close.size();
-    line_ += static_cast<int>(std::count(t_.begin() + i_, t_.begin() + stop, '\n'));
-    i_ = stop;
-    return true;
-  }
-  // 1'000'000 and 0x1p-3: a quote between digits is a separator, a sign after an exponent is part
-  // of the number.
-  void skip_pp_number() {
-    ++i_;
-    while (i_ < t_.size()) {
-      const unsigned char c = static_cast<unsigned char>(t_[i_]);
-      if ((c == '+' || c == '-') &&
-          (t_[i_ - 1] == 'e' || t_[i_ - 1] == 'E' || t_[i_ - 1] == 'p' || t_[i_ - 1] == 'P')) {
-        ++i_;
-      } else if (c == '\'' && is_identifier_char(static_cast<unsigned char>(peek(1)))) {
-        i_ += 2;
-      } else if (is_identifier_char(c) || c == '.') {
-        ++i_;
-      } else {
-        return;
-      }
-    }
-  }
+  // The identifier at i_, moved past; empty when none starts there.
   std::string_view identifier() {
-    const size_t begin = i_;
-    while (i_ < t_.size() && is_identifier_char(static_cast<unsigned char>(t_[i_]))) ++i_;
-    return t_.substr(begin, i_ - begin);
+    lexer_.seek(i_);
+    Token token;
+    if (!lexer_.peek(token) || token.kind != TokenKind::kIdentifier) return {};
+    i_ = token.end;
+    return t_.substr(token.begin, token.end - token.begin);
   }
-  // An identifier, or the encoding prefix of a literal (u8"", L'', R"()", ...).
-  void identifier_or_literal() {
-    const std::string_view word = identifier();
-    const char next = peek(0);
-    if (next == '"' &&
-        (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
-      if (!skip_raw_string()) skip_quoted();
-    } else if ((next == '"' || next == '\'') &&
-               (word == "u8" || word == "u" || word == "U" || word == "L")) {
-      skip_quoted();
-    } else if (word == "__has_include" || word == "__has_include_next") {
-      has_include(word == "__has_include_next");
-    }
-  }
-  // "name" or <name> on this line, from its opening delimiter.
+  // "name" or <name> on this line, from its opening delimiter: a header name, not a literal
+  // (no escapes in it), so read here.
   bool header_name(Include& include) {
     const char close = t_[i_] == '<' ? '>' : '"';
     const size_t end = t_.find_first_of(close == '>' ? ">\n" : "\"\n", i_ + 1);
@@ -399,25 +256,50 @@ class Lexer {
     i_ = end + 1;
     return true;
   }
-  // The rest of the line for a message: comments cut, blanks trimmed.
-  std::string rest_of_line() const {
-    const size_t end = std::min(t_.find('\n', i_), t_.size());
+  // The rest of the line from i_ for a message or a macro body: cut at its first comment, blanks
+  // trimmed.
+  std::string rest_of_line() {
+    const size_t line_end = std::min(t_.find('\n', i_), t_.size());
+    size_t end = i_;
+    lexer_.seek(i_);
+    Token token;
+    while (lexer_.peek(token) && token.begin < line_end && !is_comment(token.kind)) {
+      end = std::min(token.end, line_end);
+      lexer_.seek(token.end);
+    }
     std::string_view rest = t_.substr(i_, end - i_);
-    rest = rest.substr(0, std::min(rest.find("//"), rest.find("/*")));
     while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r'))
       rest.remove_suffix(1);
     return std::string(rest);
   }
+  // The ')' closing a parameter list opening at i_, on this line; npos when there is none.
+  size_t closing_parenthesis() {
+    lexer_.seek(i_ + 1);
+    Token token;
+    while (lexer_.peek(token) && token.kind != TokenKind::kNewline) {
+      if (token.kind == TokenKind::kPunctuation && t_[token.begin] == ')') return token.begin;
+      lexer_.seek(token.end);
+    }
+    return std::string_view::npos;
+  }
+
   // After a line's '#'. The rest of the line is lexed as usual afterwards, so a __has_include in
   // an #if is seen there.
-  void directive() {
+  void directive(size_t after_hash) {
+    i_ = after_hash;
     skip_horizontal();
     const std::string_view word = identifier();
-    if (word == "define") return define();
-    if (word != "include" && word != "include_next") return;  // #import: Objective-C only
+    if (word == "define") {
+      define();
+    } else if (word == "include" || word == "include_next") {  // #import: Objective-C only
+      include(word == "include_next");
+    }
+    lexer_.seek(i_);
+  }
+  void include(bool next) {
     Include include;
     include.line = line_number();
-    include.next = word == "include_next";
+    include.next = next;
     skip_horizontal();
     if (i_ < t_.size() && (t_[i_] == '"' || t_[i_] == '<') && header_name(include)) {
       facts_.includes.push_back(std::move(include));
@@ -433,10 +315,10 @@ class Lexer {
     if (macro.name.empty()) return;
     if (peek(0) == '(') {  // no blank before '(': function-like
       macro.function_like = true;
-      const size_t close = t_.find_first_of(")\n", i_);
-      if (close == std::string_view::npos || t_[close] != ')') return;
+      const size_t close = closing_parenthesis();
+      if (close == std::string_view::npos) return;
       std::string previous = ",";
-      for (std::string& param : tokenize(t_.substr(i_ + 1, close - i_ - 1))) {
+      for (std::string& param : directive_tokens(t_.substr(i_ + 1, close - i_ - 1))) {
         // "..." is __VA_ARGS__; after a name (GNU's "args...") the name stands for the rest.
         if (param != "," && (param != "..." || previous == ","))
           macro.params.push_back(param == "..." ? "__VA_ARGS__" : param);
@@ -444,13 +326,13 @@ class Lexer {
       }
       i_ = close + 1;
     }
-    macro.body = tokenize(rest_of_line());
+    macro.body = directive_tokens(rest_of_line());
     if (!macro.body.empty() && macro.body.size() <= 64) facts_.macros.push_back(std::move(macro));
   }
   // __has_include("x") / (<x>): followed as an include (what it finds may change the code). An
   // operand that is not a header name (a macro, or `defined(__has_include)`) is left alone.
-  void has_include(bool next) {
-    const size_t after = i_;
+  void has_include(size_t after, bool next) {
+    i_ = after;
     const int line = line_number();
     skip_horizontal();
     if (peek(0) == '(') {
@@ -461,25 +343,45 @@ class Lexer {
       include.next = next;
       if (i_ < t_.size() && (t_[i_] == '"' || t_[i_] == '<') && header_name(include)) {
         facts_.includes.push_back(std::move(include));
+        lexer_.seek(i_);
         return;
       }
     }
-    i_ = after;
+    lexer_.seek(after);
   }
 
+  std::string_view written_;  // the text as written, for line numbers
+  Lexer lexer_;
+  std::string_view t_;  // the lexer's text: splices removed
   FileFacts& facts_;
-  std::string spliced_;
-  std::vector<int> origin_;  // 1-based line, as written, of each spliced line; empty: the same
-  std::string_view t_;
   size_t i_ = 0;
-  int line_ = 0;  // 0-based, in t_
+  size_t counted_ = 0;  // line_number(): newlines of written_ before counted_ ...
+  int lines_ = 0;       // ... are lines_
 };
 
-FileFacts lex(std::string_view text) {
+FileFacts read_directives(std::string_view text) {
   FileFacts facts;
   facts.content = hash128(std::as_bytes(std::span(text.data(), text.size())));
-  Lexer(text, facts).run();
+  DirectiveReader(text, facts).run();
   return facts;
+}
+
+std::vector<std::string> directive_tokens(std::string_view text) {
+  std::vector<std::string> out;
+  Lexer lexer(text, SourceLanguage::kCpp);
+  const std::string_view t = lexer.text();
+  Token token;
+  while (lexer.next(token)) {
+    if (token.kind == TokenKind::kBlank || token.kind == TokenKind::kNewline ||
+        is_comment(token.kind))
+      continue;
+    size_t end = token.end;
+    if (t.substr(token.begin, 2) == "##") end = token.begin + 2;
+    if (t.substr(token.begin, 3) == "...") end = token.begin + 3;
+    out.emplace_back(t.substr(token.begin, end - token.begin));
+    lexer.seek(end);
+  }
+  return out;
 }
 
 // ---- the scan ----------------------------------------------------------------------------------
@@ -530,9 +432,10 @@ class Scanner {
                       : define.substr(0, equals) + " " + define.substr(equals + 1)) +
                  "\n";
     }
-    if (!defines.empty()) seen_.push_back(std::make_shared<const FileFacts>(lex(defines)));
-    if (Status done = follow(std::make_shared<const FileFacts>(lex(query_.source)), primary,
-                             directory_of(query_.source_path), -1, 0);
+    if (!defines.empty())
+      seen_.push_back(std::make_shared<const FileFacts>(read_directives(defines)));
+    if (Status done = follow(std::make_shared<const FileFacts>(read_directives(query_.source)),
+                             primary, directory_of(query_.source_path), -1, 0);
         !done.ok())
       return done;
     return resolve_computed();
@@ -666,7 +569,7 @@ class Scanner {
   std::vector<Include> header_names(const Computed& computed) const {
     std::vector<std::string> hidden;
     std::vector<Include> out;
-    for (const Tokens& tokens : expand(tokenize(computed.tokens), hidden)) {
+    for (const Tokens& tokens : expand(directive_tokens(computed.tokens), hidden)) {
       Include include;
       include.line = computed.line;
       include.next = computed.next;
@@ -906,7 +809,7 @@ class Scanner {
       filled += static_cast<size_t>(got);
     }
     text.resize(filled);
-    auto facts = std::make_shared<const FileFacts>(lex(text));
+    auto facts = std::make_shared<const FileFacts>(read_directives(text));
     ++files_read_;
     files_[path] = facts->content;
     if (memo_ != nullptr) {

@@ -262,6 +262,28 @@ TEST_F(IncludeClosureTest, NamesTheLineAnUnresolvableIncludeBeginsOn) {
                    "src/kernel.cu:8: #include_next THIRD(x, \"y\")"}));
 }
 
+// Reading a __has_include operand that is no header name reads its tokens once: the lines of a
+// comment in it count once (they were counted twice, and every later line was one off).
+TEST_F(IncludeClosureTest, AHasIncludeOfAMacroKeepsTheLineCount) {
+  const IncludeClosure closure =
+      scan(query("#if __has_include(/*\n*/ MACRO)\n#endif\n#include NEXT\n"));
+  EXPECT_EQ(relative(closure.unresolved), (Names{"src/kernel.cu:4: #include NEXT"}));
+}
+
+// A literal is one token to the end of its line, in a directive too: a comment marker in it cuts
+// nothing, and a raw string after #define is one, whatever lines it spans.
+TEST_F(IncludeClosureTest, ADirectivesLiteralsAreTheLexers) {
+  write("inc/yes.h", "");
+  const IncludeClosure closure =
+      scan(query("#include IN_STRING \"a // b\"\n"
+                 "#define RAW R\"(\n#include \"no.h\"\n)\"\n"
+                 "#include \"yes.h\"\n",
+                 {"inc"}));
+  EXPECT_EQ(relative(closure.files), (Names{"inc/yes.h"}));
+  EXPECT_EQ(relative(closure.unresolved),
+            (Names{"src/kernel.cu:1: #include IN_STRING \"a // b\""}));
+}
+
 TEST_F(IncludeClosureTest, FollowsComputedIncludesThroughTheClosuresMacros) {
   // CUTLASS's CUDA_STD_HEADER: two definitions under #if, both followed.
   write("inc/config.h",
