@@ -75,7 +75,7 @@ class IncludeClosureTest : public ::testing::Test {
     return closure.ok() ? *closure : IncludeClosure{};
   }
 
-  // Waits until files written so far are older than the racy window (include_closure.cc
+  // Waits until files written so far are older than the racy window (file_signature.h
   // is_racy: 50 ms on a file system with nanosecond timestamps), so a cache trusts them.
   static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
 
