@@ -21,6 +21,7 @@
 #include "runtime/compile/include_watch.h"
 
 namespace tmem {
+namespace {
 
 using closure::FileMemo;
 using closure::join;
@@ -31,8 +32,6 @@ using closure::split_watched;
 using closure::stat_path;
 using closure::Walk;
 using closure::Watcher;
-
-namespace {
 
 constexpr size_t kMaxClosures = 1024;  // remembered queries before a reset
 
