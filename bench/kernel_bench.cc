@@ -154,73 +154,65 @@ double sweep_ms(const tmem::KernelSource& source, const std::vector<tmem::NamedT
   return failed ? -1 : ms_since(start);
 }
 
-struct Row {
-  std::string source, what;
-  double ms = 0;
-  int samples = 0;
+// One source the bench compiles, with its three layouts.
+struct Source {
+  std::string name;
+  std::string text;
+  std::vector<std::string> flags;  // front-end options (NVRTC and nvcc alike)
+  std::string entry = "epilogue";
+  std::string path = "epilogue.cu";
+  // The first layout, a new one with the same registers per thread, a new register count.
+  std::vector<tmem::NamedTransfer> first, fresh, count;
+  int load_calls = 2;  // places the kernel loads at: each has the plan's LDTM
+  bool sweep = true;   // the autotuner's sweep (the epilogue's loads and stores)
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const bool markdown = argc > 1 && std::strcmp(argv[1], "--markdown") == 0;
-  const int reps =
-      std::getenv("TMEMJIT_BENCH_REPS") ? std::atoi(std::getenv("TMEMJIT_BENCH_REPS")) : 5;
-  const auto first_layout = transfers("d_x32_ld", "d_x32_st");
-  const auto new_layout = transfers("f_16x256b_ld", "f_16x256b_st");
-  const auto new_count = transfers("d_x64_ld", "d_x64_st");
-  const std::string epilogue = read_file(kExample + "/epilogue.cu");
+// The epilogue with `header` included before the transfers' include: that prefix is what a new
+// layout does not parse.
+std::string with_header(const std::string& epilogue, const std::string& header) {
   const std::string include = "#include <tmemjit/transfers.cuh>";
-  // Headers go before the transfers' include: that prefix is what a new layout does not parse.
-  std::string with_bf16 = epilogue;
-  with_bf16.replace(with_bf16.find(include), include.size(),
-                    "#include <cuda_bf16.h>  // a bf16 epilogue's header\n" + include);
-  // The output through a CuTe tensor, as a CUTLASS-style epilogue writes it: CuTe's headers are
-  // the front end's work that a new layout no longer pays.
-  std::string with_cute = epilogue;
-  with_cute.replace(with_cute.find(include), include.size(),
-                    "#include <cute/tensor.hpp>\n" + include);
-  std::string with_cutlass = with_cute;
-  with_cutlass.replace(with_cutlass.find(include), include.size(),
-                       "#include <cutlass/numeric_types.h>\n"
-                       "#include <cute/atom/mma_traits_sm100.hpp>\n"
-                       "#include <cute/atom/copy_traits_sm100.hpp>\n"
-                       "#include <cute/atom/copy_traits_sm90_tma.hpp>\n" +
-                           include);
+  std::string text = epilogue;
+  text.replace(text.find(include), include.size(), header + include);
+  return text;
+}
+
+// The output through a CuTe tensor, as a CUTLASS-style epilogue writes it: CuTe's headers are the
+// front end's work that a new layout no longer pays.
+std::string through_cute_tensor(std::string text) {
   const std::string out_decl =
       "  float* tile_out = out + static_cast<long long>(blockIdx.x) * rows * columns;\n";
-  with_cute.replace(with_cute.find(out_decl), out_decl.size(),
-                    out_decl +
-                        "  auto out_tensor = cute::make_tensor(cute::make_gmem_ptr(tile_out),\n"
-                        "      cute::make_layout(cute::make_shape(rows, columns),\n"
-                        "                        cute::make_stride(columns, cute::Int<1>{})));\n");
+  text.replace(text.find(out_decl), out_decl.size(),
+               out_decl +
+                   "  auto out_tensor = cute::make_tensor(cute::make_gmem_ptr(tile_out),\n"
+                   "      cute::make_layout(cute::make_shape(rows, columns),\n"
+                   "                        cute::make_stride(columns, cute::Int<1>{})));\n");
   const std::string store_line = "tile_out[index[0] * row_stride + column] =";
-  with_cute.replace(with_cute.find(store_line), store_line.size(),
-                    "out_tensor(index[0], column) =");
-  std::vector<std::string> cute_flags;
+  text.replace(text.find(store_line), store_line.size(), "out_tensor(index[0], column) =");
+  return text;
+}
+
+// The front-end flags that find CuTe's headers; none where they are not found.
+std::vector<std::string> cute_flags() {
   std::string cute_dir;
 #ifdef TMEMJIT_CUTE_INCLUDE_DIR
   cute_dir = TMEMJIT_CUTE_INCLUDE_DIR;
 #endif
   if (const char* env = std::getenv("TMEMJIT_CUTE_INCLUDE")) cute_dir = env;
-  if (!cute_dir.empty() && std::filesystem::exists(cute_dir + "/cute/tensor.hpp")) {
-    cute_flags = {"-DNDEBUG", "-default-device", "-I" + cute_dir};
-    std::stringstream dirs(TMEMJIT_CUTE_CUDA_INCLUDES);
-    std::string dir;
-    while (std::getline(dirs, dir, ':'))
-      if (!dir.empty()) cute_flags.push_back("-I" + dir);
-  }
-  struct Source {
-    std::string name;
-    std::string text;
-    std::vector<std::string> flags;  // front-end options (NVRTC and nvcc alike)
-    std::string entry = "epilogue";
-    std::string path = "epilogue.cu";
-    // The first layout, a new one with the same registers per thread, a new register count.
-    std::vector<tmem::NamedTransfer> first, fresh, count;
-    int load_calls = 2;  // places the kernel loads at: each has the plan's LDTM
-    bool sweep = true;   // the autotuner's sweep (the epilogue's loads and stores)
-  };
+  if (cute_dir.empty() || !std::filesystem::exists(cute_dir + "/cute/tensor.hpp")) return {};
+  std::vector<std::string> flags = {"-DNDEBUG", "-default-device", "-I" + cute_dir};
+  std::stringstream dirs(TMEMJIT_CUTE_CUDA_INCLUDES);
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty()) flags.push_back("-I" + dir);
+  return flags;
+}
+
+// The sources of the file comment, the CuTe ones where CuTe's headers are found.
+std::vector<Source> bench_sources() {
+  const std::string epilogue = read_file(kExample + "/epilogue.cu");
+  const auto first_layout = transfers("d_x32_ld", "d_x32_st");
+  const auto new_layout = transfers("f_16x256b_ld", "f_16x256b_st");
+  const auto new_count = transfers("d_x64_ld", "d_x64_st");
   auto epilogue_source = [&](std::string name, std::string text, std::vector<std::string> flags) {
     Source source;
     source.name = std::move(name);
@@ -231,236 +223,290 @@ int main(int argc, char** argv) {
     source.count = new_count;
     return source;
   };
-  std::vector<Source> sources = {epilogue_source("epilogue.cu", epilogue, {}),
-                                 epilogue_source("epilogue.cu + <cuda_bf16.h>", with_bf16, {})};
-  if (!cute_flags.empty()) {
-    sources.push_back(
-        epilogue_source("epilogue.cu + CuTe tensor (<cute/tensor.hpp>)", with_cute, cute_flags));
-    sources.push_back(epilogue_source("epilogue.cu + CUTLASS-sized (SM100 MMA/copy atoms, TMA)",
-                                      with_cutlass, cute_flags));
-    Source gemm;
-    gemm.name = "warp-specialized SM100 GEMM (CuTe; ws_gemm_sm100.cu)";
-    gemm.text = read_file(kGemm + "/ws_gemm_sm100.cu");
-    gemm.flags = cute_flags;
-    gemm.entry = "ws_gemm_bf16";
-    gemm.path = "ws_gemm_sm100.cu";
-    gemm.first = gemm_transfer("x32");
-    gemm.fresh = gemm_transfer("16x256b");
-    gemm.count = gemm_transfer("x64");
-    gemm.load_calls = 1;  // its chunk loop is not unrolled
-    gemm.sweep = false;
-    sources.push_back(std::move(gemm));
-  } else
+  std::vector<Source> sources = {
+      epilogue_source("epilogue.cu", epilogue, {}),
+      epilogue_source(
+          "epilogue.cu + <cuda_bf16.h>",
+          with_header(epilogue, "#include <cuda_bf16.h>  // a bf16 epilogue's header\n"), {})};
+  const std::vector<std::string> flags = cute_flags();
+  if (flags.empty()) {
     std::fprintf(stderr,
                  "no CuTe headers (TMEMJIT_CUTE_INCLUDE or the configured "
                  "TMEMJIT_CUTE_INCLUDE_DIR): the CuTe row is skipped\n");
-  const int cute_reps = std::max(1, std::min(reps, 3));
-
-  const auto scratch = std::filesystem::temp_directory_path() /
-                       ("tmemjit_kernel_bench_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(scratch);
-  const std::string cuda_include = std::string(TMEMJIT_BENCH_CUDA_INCLUDE);
-  nlohmann::json out = {{"reps", reps}, {"sources", nlohmann::json::array()}};
-  const auto tool = tmem::sass::find_disassembler();
-  const auto sweep = sweep_layouts(first_layout);
-  nlohmann::json sweep_forms = nlohmann::json::array();
-  for (const auto& named : sweep) sweep_forms.push_back(named[0].spec.op().to_string());
-  out["sweep_forms"] = sweep_forms;
-  const unsigned pool =
-      std::max(1u, std::min(std::thread::hardware_concurrency(), unsigned(sweep.size())));
-
-  for (const auto& source : sources) {
-    std::vector<double> first, fresh, fresh_count, again, memory, disk, nvrtc, nvrtc_new, nvcc,
-        front_end, new_front_end, new_ptx_compile, sweep_serial, sweep_parallel;
-    std::string headers;
-    nlohmann::json sass = nlohmann::json::object();
-    tmem::CompileOptions kernel_options;
-    kernel_options.nvrtc_options = source.flags;
-    const int source_reps = source.flags.empty() ? reps : cute_reps;
-    for (int rep = 0; rep < source_reps; ++rep) {
-      // A fresh entry name per repetition: the code differs, so no compiler cache (the
-      // ComputeCache under ~/.nv that NVRTC's, nvcc's and nvJitLink's ptxas keep) answers.
-      // The name in a first line too: the text before the transfers' include differs, so the
-      // first layout parses (and precompiles) the headers as a new process would.
-      const std::string entry = source.entry + tmem::bench::unique_suffix();
-      const std::string text =
-          "// " + entry + "\n" +
-          tmem::bench::replace_first(source.text, source.entry + "(", entry + "(");
-      tmem::KernelSource kernel_source{tmem::Language::kCuda, text, entry, source.path};
-      const auto dir = scratch / ("cache" + std::to_string(rep));
-      tmem::set_cache_dir(dir.string());
-      (void)tmem::clear_cache(false);
-
-      tmem::CompileReport report;
-      auto start = Clock::now();
-      auto a = tmem::compile_kernel(kernel_source, source.first, kernel_options, &report);
-      first.push_back(ms_since(start));
-      if (!a.ok()) {
-        std::fprintf(stderr, "%s\n", a.error().full_text().c_str());
-        return 1;
-      }
-      front_end.push_back(report.front_end_ms);
-      headers = report.headers;
-      start = Clock::now();
-      auto b = tmem::compile_kernel(kernel_source, source.fresh, kernel_options, &report);
-      fresh.push_back(ms_since(start));
-      new_front_end.push_back(report.front_end_ms);
-      new_ptx_compile.push_back(report.ptx_compile_ms);
-      const bool has_headers =
-          source.text.find("#include <c") != std::string::npos;  // cuda_, cute/
-      if (!b.ok() || (has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
-        if (!b.ok()) std::fprintf(stderr, "%s\n", b.error().full_text().c_str());
-        std::fprintf(stderr, "the new layout did not reuse the parse of the headers (%s)\n",
-                     report.headers.c_str());
-        return 1;
-      }
-      start = Clock::now();
-      auto c = tmem::compile_kernel(kernel_source, source.count, kernel_options, &report);
-      fresh_count.push_back(ms_since(start));
-      if (!c.ok() || (has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
-        if (!c.ok()) std::fprintf(stderr, "%s\n", c.error().full_text().c_str());
-        std::fprintf(stderr, "the new register count did not reuse the parse of the headers\n");
-        return 1;
-      }
-      // The new register count's layout once more, its kernel renamed so that nothing answers but
-      // the precompiled headers: one compile of this kernel with its headers already parsed, the
-      // least any new layout of this source can cost. first / again bounds every layout's speedup.
-      {
-        const std::string again_entry = entry + "_again";
-        const tmem::KernelSource again_source{
-            tmem::Language::kCuda, tmem::bench::replace_first(text, entry + "(", again_entry + "("),
-            again_entry, source.path};
-        start = Clock::now();
-        auto d = tmem::compile_kernel(again_source, source.count, kernel_options, &report);
-        again.push_back(ms_since(start));
-        if (!d.ok() || report.cache != tmem::CacheSource::kCompiled ||
-            (has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
-          if (!d.ok()) std::fprintf(stderr, "%s\n", d.error().full_text().c_str());
-          std::fprintf(stderr, "the renamed kernel was not one compile with the headers reused\n");
-          return 1;
-        }
-      }
-      if (rep == 0 && tool) {
-        for (const auto& [name, kernel, named] :
-             {std::tuple{"first", &*a, &source.first}, std::tuple{"new", &*b, &source.fresh}}) {
-          const tmem::sass::Listing listing(
-              tmem::sass::disassemble(*tool, kernel->cubin()).value());
-          const tmem::Plan ld = tmem::check((*named)[0].spec).value();
-          const int stores =
-              named->size() > 1 ? tmem::check((*named)[1].spec)->instructions_per_warp() : 0;
-          sass[name] = {{"ldtm", listing.count("LDTM")},
-                        {"sttm", listing.count("STTM")},
-                        {"ldtm_plan", source.load_calls * ld.instructions_per_warp()},
-                        {"sttm_plan", stores},
-                        {"local_memory", listing.uses_local_memory()}};
-        }
-      }
-      for (int i = 0; i < 200; ++i) {
-        start = Clock::now();
-        auto hit = tmem::compile_kernel(kernel_source, source.first, kernel_options, &report);
-        memory.push_back(ms_since(start));
-        if (!hit.ok() || report.cache != tmem::CacheSource::kMemory) return 1;
-      }
-      (void)tmem::clear_cache(false);
-      start = Clock::now();
-      auto from_disk = tmem::compile_kernel(kernel_source, source.first, kernel_options, &report);
-      disk.push_back(ms_since(start));
-      if (!from_disk.ok() || report.cache != tmem::CacheSource::kDisk) return 1;
-
-      // The autotuner's sweep, each time under a fresh name and with the caches emptied (the
-      // layouts' own translation units do not depend on the name): one after the other, then
-      // from a pool of the machine's threads.
-      for (auto [threads, samples] : {std::pair{1u, &sweep_serial}, {pool, &sweep_parallel}}) {
-        if (!source.sweep) break;
-        (void)tmem::clear_cache(true);
-        const std::string name = "epilogue" + tmem::bench::unique_suffix();
-        const tmem::KernelSource swept{
-            tmem::Language::kCuda,
-            "// " + name + "\n" + tmem::bench::replace_first(source.text, "epilogue(", name + "("),
-            name, "epilogue.cu"};
-        const double ms = sweep_ms(swept, first_layout, sweep, kernel_options, threads);
-        if (ms < 0) {
-          std::fprintf(stderr, "a layout of the sweep failed to compile\n");
-          return 1;
-        }
-        samples->push_back(ms);
-      }
-
-      // The same kernel with the transfers inline, through NVRTC (each layout) and nvcc.
-      const std::string whole = inline_source(text, source.first);
-      tmem::CompileOptions options;
-      options.extra_options = {"--include-path=" + cuda_include, "--std=c++17"};
-      options.extra_options.insert(options.extra_options.end(), source.flags.begin(),
-                                   source.flags.end());
-      for (auto [layouts, samples] :
-           {std::pair{&source.first, &nvrtc}, {&source.fresh, &nvrtc_new}}) {
-        start = Clock::now();
-        auto by_nvrtc = tmem::compile_cuda(inline_source(text, *layouts), "", options);
-        samples->push_back(ms_since(start));
-        if (!by_nvrtc.ok()) {
-          std::fprintf(stderr, "%s\n", by_nvrtc.error().full_text().c_str());
-          return 1;
-        }
-      }
-      const std::string file = (scratch / source.path).string();
-      std::ofstream(file) << whole;
-      start = Clock::now();
-      std::vector<std::string> nvcc_argv = {
-          TMEMJIT_BENCH_NVCC, "-cubin", "-arch=sm_100a",
-          "-std=c++17",       "-o",     (scratch / "nvcc.cubin").string()};
-      for (const std::string& flag : source.flags)
-        if (flag.rfind("-I", 0) == 0 || flag.rfind("-D", 0) == 0) nvcc_argv.push_back(flag);
-      nvcc_argv.push_back(file);
-      auto by_nvcc = tmem::run_process(nvcc_argv);
-      nvcc.push_back(ms_since(start));
-      if (!by_nvcc.ok() || by_nvcc->exit_code != 0) {
-        std::fprintf(stderr, "nvcc failed: %s\n",
-                     by_nvcc.ok() ? by_nvcc->output.c_str() : by_nvcc.error().message().c_str());
-        return 1;
-      }
-    }
-    nlohmann::json row = {{"source", source.name},
-                          {"first_layout_ms", median(first)},
-                          {"front_end_ms", median(front_end)},
-                          {"headers", headers},
-                          {"new_layout_ms", median(fresh)},
-                          {"new_count_ms", median(fresh_count)},
-                          // The same kernel compiled once more, its headers precompiled.
-                          {"again_ms", median(again)},
-                          // Where a new layout's time goes: NVRTC after the headers, then
-                          // the PTX compile of the whole kernel.
-                          {"new_layout_front_end_ms", median(new_front_end)},
-                          {"new_layout_ptx_compile_ms", median(new_ptx_compile)},
-                          {"memory_hit_ms", median(memory)},
-                          {"disk_hit_ms", median(disk)},
-                          {"nvrtc_ms", median(nvrtc)},
-                          // What plain NVRTC pays for the new layout: its inline source.
-                          {"nvrtc_new_layout_ms", median(nvrtc_new)},
-                          {"nvcc_ms", median(nvcc)},
-                          {"speedup_new_vs_first", median(first) / median(fresh)},
-                          {"speedup_new_count_vs_first", median(first) / median(fresh_count)},
-                          // The most any new layout can gain: first / one compile with the
-                          // headers precompiled. And what a new register count pays on top.
-                          {"speedup_bound", median(first) / median(again)},
-                          {"new_count_vs_again", median(fresh_count) / median(again)},
-                          // A new layout against plain NVRTC of its inline source (< 1: ours
-                          // is faster).
-                          {"new_vs_nvrtc_inline", median(fresh) / median(nvrtc_new)},
-                          {"sass", sass}};
-    if (source.sweep) {  // An autotuner's sweep after the first layout (sweep_layouts).
-      row["sweep_layouts"] = sweep.size();
-      row["sweep_threads"] = pool;
-      row["sweep_serial_ms"] = median(sweep_serial);
-      row["sweep_parallel_ms"] = median(sweep_parallel);
-    }
-    out["sources"].push_back(std::move(row));
+    return sources;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(scratch, ec);
-  if (!markdown) {
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
+  const std::string with_cute = with_header(epilogue, "#include <cute/tensor.hpp>\n");
+  const std::string with_cutlass = with_header(with_cute,
+                                               "#include <cutlass/numeric_types.h>\n"
+                                               "#include <cute/atom/mma_traits_sm100.hpp>\n"
+                                               "#include <cute/atom/copy_traits_sm100.hpp>\n"
+                                               "#include <cute/atom/copy_traits_sm90_tma.hpp>\n");
+  sources.push_back(epilogue_source("epilogue.cu + CuTe tensor (<cute/tensor.hpp>)",
+                                    through_cute_tensor(with_cute), flags));
+  sources.push_back(epilogue_source("epilogue.cu + CUTLASS-sized (SM100 MMA/copy atoms, TMA)",
+                                    with_cutlass, flags));
+  Source gemm;
+  gemm.name = "warp-specialized SM100 GEMM (CuTe; ws_gemm_sm100.cu)";
+  gemm.text = read_file(kGemm + "/ws_gemm_sm100.cu");
+  gemm.flags = flags;
+  gemm.entry = "ws_gemm_bf16";
+  gemm.path = "ws_gemm_sm100.cu";
+  gemm.first = gemm_transfer("x32");
+  gemm.fresh = gemm_transfer("16x256b");
+  gemm.count = gemm_transfer("x64");
+  gemm.load_calls = 1;  // its chunk loop is not unrolled
+  gemm.sweep = false;
+  sources.push_back(std::move(gemm));
+  return sources;
+}
+
+// What the run shares across sources.
+struct Bench {
+  std::filesystem::path scratch;
+  std::string cuda_include = TMEMJIT_BENCH_CUDA_INCLUDE;
+  std::optional<tmem::sass::Disassembler> tool = tmem::sass::find_disassembler();
+  std::vector<tmem::NamedTransfer> first_layout = transfers("d_x32_ld", "d_x32_st");
+  std::vector<std::vector<tmem::NamedTransfer>> sweep = sweep_layouts(first_layout);
+  unsigned pool = 1;  // threads of the parallel sweep
+};
+
+// One source's samples over its repetitions, in milliseconds.
+struct Samples {
+  std::vector<double> first, fresh, fresh_count, again, memory, disk, nvrtc, nvrtc_new, nvcc,
+      front_end, new_front_end, new_ptx_compile, sweep_serial, sweep_parallel;
+  std::string headers;
+  nlohmann::json sass = nlohmann::json::object();
+};
+
+// One repetition's kernel: renamed, so that no cache answers.
+struct Repetition {
+  std::string entry;
+  std::string text;
+  tmem::KernelSource kernel_source;
+  tmem::CompileOptions options;
+  bool has_headers = false;  // the source includes headers whose parse a new layout reuses
+};
+
+// Prints `error`; false, for the step that failed.
+bool fail(const tmem::Error& error) {
+  std::fprintf(stderr, "%s\n", error.full_text().c_str());
+  return false;
+}
+
+// The first layout, a new one and a new register count, then the last once more under another
+// name (one compile with the headers already parsed: the least any new layout can cost). The
+// first two kernels come back for their SASS; none when a compile failed or a new layout did not
+// reuse the parse of the headers (said on stderr).
+std::optional<std::pair<tmem::Kernel, tmem::Kernel>> time_layouts(const Source& source,
+                                                                  const Repetition& rep,
+                                                                  Samples& samples) {
+  tmem::CompileReport report;
+  auto start = Clock::now();
+  auto a = tmem::compile_kernel(rep.kernel_source, source.first, rep.options, &report);
+  samples.first.push_back(ms_since(start));
+  if (!a.ok()) {
+    fail(a.error());
+    return std::nullopt;
   }
+  samples.front_end.push_back(report.front_end_ms);
+  samples.headers = report.headers;
+  start = Clock::now();
+  auto b = tmem::compile_kernel(rep.kernel_source, source.fresh, rep.options, &report);
+  samples.fresh.push_back(ms_since(start));
+  samples.new_front_end.push_back(report.front_end_ms);
+  samples.new_ptx_compile.push_back(report.ptx_compile_ms);
+  if (!b.ok() || (rep.has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
+    if (!b.ok()) std::fprintf(stderr, "%s\n", b.error().full_text().c_str());
+    std::fprintf(stderr, "the new layout did not reuse the parse of the headers (%s)\n",
+                 report.headers.c_str());
+    return std::nullopt;
+  }
+  start = Clock::now();
+  auto c = tmem::compile_kernel(rep.kernel_source, source.count, rep.options, &report);
+  samples.fresh_count.push_back(ms_since(start));
+  if (!c.ok() || (rep.has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
+    if (!c.ok()) std::fprintf(stderr, "%s\n", c.error().full_text().c_str());
+    std::fprintf(stderr, "the new register count did not reuse the parse of the headers\n");
+    return std::nullopt;
+  }
+  // The new register count's layout once more, its kernel renamed so that nothing answers but
+  // the precompiled headers: one compile of this kernel with its headers already parsed, the
+  // least any new layout of this source can cost. first / again bounds every layout's speedup.
+  const std::string again_entry = rep.entry + "_again";
+  const tmem::KernelSource again_source{
+      tmem::Language::kCuda,
+      tmem::bench::replace_first(rep.text, rep.entry + "(", again_entry + "("), again_entry,
+      source.path};
+  start = Clock::now();
+  auto d = tmem::compile_kernel(again_source, source.count, rep.options, &report);
+  samples.again.push_back(ms_since(start));
+  if (!d.ok() || report.cache != tmem::CacheSource::kCompiled ||
+      (rep.has_headers && report.front_end_cache != tmem::CacheSource::kMemory)) {
+    if (!d.ok()) std::fprintf(stderr, "%s\n", d.error().full_text().c_str());
+    std::fprintf(stderr, "the renamed kernel was not one compile with the headers reused\n");
+    return std::nullopt;
+  }
+  return std::pair{std::move(a).value(), std::move(b).value()};
+}
+
+// LDTM and STTM in the first and new layouts' SASS against their plans, and local memory.
+nlohmann::json sass_counts(const tmem::sass::Disassembler& tool, const Source& source,
+                           const tmem::Kernel& first, const tmem::Kernel& fresh) {
+  nlohmann::json sass = nlohmann::json::object();
+  for (const auto& [name, kernel, named] :
+       {std::tuple{"first", &first, &source.first}, std::tuple{"new", &fresh, &source.fresh}}) {
+    const tmem::sass::Listing listing(tmem::sass::disassemble(tool, kernel->cubin()).value());
+    const tmem::Plan ld = tmem::check((*named)[0].spec).value();
+    const int stores =
+        named->size() > 1 ? tmem::check((*named)[1].spec)->instructions_per_warp() : 0;
+    sass[name] = {{"ldtm", listing.count("LDTM")},
+                  {"sttm", listing.count("STTM")},
+                  {"ldtm_plan", source.load_calls * ld.instructions_per_warp()},
+                  {"sttm_plan", stores},
+                  {"local_memory", listing.uses_local_memory()}};
+  }
+  return sass;
+}
+
+// 200 memory hits, then a disk hit after the memory cache is emptied.
+bool time_cache_hits(const Source& source, const Repetition& rep, Samples& samples) {
+  tmem::CompileReport report;
+  for (int i = 0; i < 200; ++i) {
+    const auto start = Clock::now();
+    auto hit = tmem::compile_kernel(rep.kernel_source, source.first, rep.options, &report);
+    samples.memory.push_back(ms_since(start));
+    if (!hit.ok() || report.cache != tmem::CacheSource::kMemory) return false;
+  }
+  (void)tmem::clear_cache(false);
+  const auto start = Clock::now();
+  auto from_disk = tmem::compile_kernel(rep.kernel_source, source.first, rep.options, &report);
+  samples.disk.push_back(ms_since(start));
+  return from_disk.ok() && report.cache == tmem::CacheSource::kDisk;
+}
+
+// The autotuner's sweep, each time under a fresh name and with the caches emptied (the layouts'
+// own translation units do not depend on the name): one after the other, then from a pool of the
+// machine's threads.
+bool time_sweeps(const Bench& bench, const Source& source, const Repetition& rep,
+                 Samples& samples) {
+  for (auto [threads, sweep_samples] :
+       {std::pair{1u, &samples.sweep_serial}, {bench.pool, &samples.sweep_parallel}}) {
+    if (!source.sweep) break;
+    (void)tmem::clear_cache(true);
+    const std::string name = "epilogue" + tmem::bench::unique_suffix();
+    const tmem::KernelSource swept{
+        tmem::Language::kCuda,
+        "// " + name + "\n" + tmem::bench::replace_first(source.text, "epilogue(", name + "("),
+        name, "epilogue.cu"};
+    const double ms = sweep_ms(swept, bench.first_layout, bench.sweep, rep.options, threads);
+    if (ms < 0) {
+      std::fprintf(stderr, "a layout of the sweep failed to compile\n");
+      return false;
+    }
+    sweep_samples->push_back(ms);
+  }
+  return true;
+}
+
+// The same kernel with the transfers inline, through NVRTC (each layout) and nvcc.
+bool time_inline_compilers(const Bench& bench, const Source& source, const Repetition& rep,
+                           Samples& samples) {
+  const std::string whole = inline_source(rep.text, source.first);
+  tmem::CompileOptions options;
+  options.extra_options = {"--include-path=" + bench.cuda_include, "--std=c++17"};
+  options.extra_options.insert(options.extra_options.end(), source.flags.begin(),
+                               source.flags.end());
+  for (auto [layouts, nvrtc_samples] :
+       {std::pair{&source.first, &samples.nvrtc}, {&source.fresh, &samples.nvrtc_new}}) {
+    const auto start = Clock::now();
+    auto by_nvrtc = tmem::compile_cuda(inline_source(rep.text, *layouts), "", options);
+    nvrtc_samples->push_back(ms_since(start));
+    if (!by_nvrtc.ok()) return fail(by_nvrtc.error());
+  }
+  const std::string file = (bench.scratch / source.path).string();
+  std::ofstream(file) << whole;
+  const auto start = Clock::now();
+  std::vector<std::string> nvcc_argv = {
+      TMEMJIT_BENCH_NVCC, "-cubin", "-arch=sm_100a",
+      "-std=c++17",       "-o",     (bench.scratch / "nvcc.cubin").string()};
+  for (const std::string& flag : source.flags)
+    if (flag.rfind("-I", 0) == 0 || flag.rfind("-D", 0) == 0) nvcc_argv.push_back(flag);
+  nvcc_argv.push_back(file);
+  auto by_nvcc = tmem::run_process(nvcc_argv);
+  samples.nvcc.push_back(ms_since(start));
+  if (!by_nvcc.ok() || by_nvcc->exit_code != 0) {
+    std::fprintf(stderr, "nvcc failed: %s\n",
+                 by_nvcc.ok() ? by_nvcc->output.c_str() : by_nvcc.error().message().c_str());
+    return false;
+  }
+  return true;
+}
+
+// One repetition of every measurement of `source`; false when one failed.
+bool measure(const Bench& bench, const Source& source, int rep_index, Samples& samples) {
+  Repetition rep;
+  // A fresh entry name per repetition: the code differs, so no compiler cache (the ComputeCache
+  // under ~/.nv that NVRTC's, nvcc's and nvJitLink's ptxas keep) answers. The name in a first
+  // line too: the text before the transfers' include differs, so the first layout parses (and
+  // precompiles) the headers as a new process would.
+  rep.entry = source.entry + tmem::bench::unique_suffix();
+  rep.text = "// " + rep.entry + "\n" +
+             tmem::bench::replace_first(source.text, source.entry + "(", rep.entry + "(");
+  rep.kernel_source = {tmem::Language::kCuda, rep.text, rep.entry, source.path};
+  rep.options.nvrtc_options = source.flags;
+  rep.has_headers = source.text.find("#include <c") != std::string::npos;  // cuda_, cute/
+  const auto dir = bench.scratch / ("cache" + std::to_string(rep_index));
+  tmem::set_cache_dir(dir.string());
+  (void)tmem::clear_cache(false);
+  auto kernels = time_layouts(source, rep, samples);
+  if (!kernels) return false;
+  if (rep_index == 0 && bench.tool)
+    samples.sass = sass_counts(*bench.tool, source, kernels->first, kernels->second);
+  return time_cache_hits(source, rep, samples) && time_sweeps(bench, source, rep, samples) &&
+         time_inline_compilers(bench, source, rep, samples);
+}
+
+// The row of one source: medians of its samples, and the ratios docs/benchmarks.md shows.
+nlohmann::json row_of(const Bench& bench, const Source& source, const Samples& s) {
+  nlohmann::json row = {{"source", source.name},
+                        {"first_layout_ms", median(s.first)},
+                        {"front_end_ms", median(s.front_end)},
+                        {"headers", s.headers},
+                        {"new_layout_ms", median(s.fresh)},
+                        {"new_count_ms", median(s.fresh_count)},
+                        // The same kernel compiled once more, its headers precompiled.
+                        {"again_ms", median(s.again)},
+                        // Where a new layout's time goes: NVRTC after the headers, then
+                        // the PTX compile of the whole kernel.
+                        {"new_layout_front_end_ms", median(s.new_front_end)},
+                        {"new_layout_ptx_compile_ms", median(s.new_ptx_compile)},
+                        {"memory_hit_ms", median(s.memory)},
+                        {"disk_hit_ms", median(s.disk)},
+                        {"nvrtc_ms", median(s.nvrtc)},
+                        // What plain NVRTC pays for the new layout: its inline source.
+                        {"nvrtc_new_layout_ms", median(s.nvrtc_new)},
+                        {"nvcc_ms", median(s.nvcc)},
+                        {"speedup_new_vs_first", median(s.first) / median(s.fresh)},
+                        {"speedup_new_count_vs_first", median(s.first) / median(s.fresh_count)},
+                        // The most any new layout can gain: first / one compile with the
+                        // headers precompiled. And what a new register count pays on top.
+                        {"speedup_bound", median(s.first) / median(s.again)},
+                        {"new_count_vs_again", median(s.fresh_count) / median(s.again)},
+                        // A new layout against plain NVRTC of its inline source (< 1: ours
+                        // is faster).
+                        {"new_vs_nvrtc_inline", median(s.fresh) / median(s.nvrtc_new)},
+                        {"sass", s.sass}};
+  if (source.sweep) {  // An autotuner's sweep after the first layout (sweep_layouts).
+    row["sweep_layouts"] = bench.sweep.size();
+    row["sweep_threads"] = bench.pool;
+    row["sweep_serial_ms"] = median(s.sweep_serial);
+    row["sweep_parallel_ms"] = median(s.sweep_parallel);
+  }
+  return row;
+}
+
+// The rows of docs/benchmarks.md.
+void print_markdown(const nlohmann::json& out) {
   auto time = [](double ms) {
     char text[32];
     if (ms < 1)
@@ -497,5 +543,38 @@ int main(int argc, char** argv) {
           counts["ldtm_plan"].get<int>(), counts["sttm"].get<int>(), counts["sttm_plan"].get<int>(),
           counts["local_memory"].get<bool>() ? "yes" : "no");
   std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool markdown = argc > 1 && std::strcmp(argv[1], "--markdown") == 0;
+  const int reps =
+      std::getenv("TMEMJIT_BENCH_REPS") ? std::atoi(std::getenv("TMEMJIT_BENCH_REPS")) : 5;
+  const std::vector<Source> sources = bench_sources();
+  const int cute_reps = std::max(1, std::min(reps, 3));
+  Bench bench;
+  bench.scratch = std::filesystem::temp_directory_path() /
+                  ("tmemjit_kernel_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(bench.scratch);
+  nlohmann::json out = {{"reps", reps}, {"sources", nlohmann::json::array()}};
+  nlohmann::json sweep_forms = nlohmann::json::array();
+  for (const auto& named : bench.sweep) sweep_forms.push_back(named[0].spec.op().to_string());
+  out["sweep_forms"] = sweep_forms;
+  bench.pool =
+      std::max(1u, std::min(std::thread::hardware_concurrency(), unsigned(bench.sweep.size())));
+  for (const auto& source : sources) {
+    Samples samples;
+    const int source_reps = source.flags.empty() ? reps : cute_reps;
+    for (int rep = 0; rep < source_reps; ++rep)
+      if (!measure(bench, source, rep, samples)) return 1;
+    out["sources"].push_back(row_of(bench, source, samples));
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(bench.scratch, ec);
+  if (markdown)
+    print_markdown(out);
+  else
+    std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }

@@ -5,44 +5,17 @@
 #include <map>
 
 #include "runtime/ptx/ir.h"
+#include "runtime/support/lexer.h"
 
 namespace tmem::kernels {
 namespace {
 
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// `source` with comments blanked (newlines kept) and string/char literals blanked, so a scan for
-// directives or identifiers sees only code.
+// `source` with comments and the insides of literals blanked (newlines kept), so a scan for
+// directives or identifiers sees only code; an #include's "name" stays for the directive scan.
 std::string code_only(std::string_view source) {
-  std::string out(source);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const char c = out[i];
-    if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-      while (i < out.size() && out[i] != '\n') out[i++] = ' ';
-    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
-      out[i] = out[i + 1] = ' ';
-      for (i += 2; i < out.size() && !(out[i] == '*' && i + 1 < out.size() && out[i + 1] == '/');
-           ++i)
-        if (out[i] != '\n') out[i] = ' ';
-      if (i < out.size()) out[i] = ' ';
-      if (i + 1 < out.size()) out[++i] = ' ';
-    } else if (c == '"' || c == '\'') {
-      // An include's "name" is a literal too: keep it (the directive scan needs it), blank others.
-      size_t line = out.rfind('\n', i);
-      line = line == std::string::npos ? 0 : line + 1;
-      size_t first = line;
-      while (first < i && (out[first] == ' ' || out[first] == '\t')) ++first;
-      const bool directive = first < i && out[first] == '#';
-      for (++i; i < out.size() && out[i] != c && out[i] != '\n'; ++i) {
-        if (out[i] == '\\' && i + 1 < out.size()) {
-          if (!directive) out[i] = ' ';
-          ++i;
-        }
-        if (!directive) out[i] = ' ';
-      }
-    }
-  }
-  return out;
+  return blank_comments(source, SourceLanguage::kCpp, LiteralText::kBlankedOutsideDirectives);
 }
 
 // The offset of the line holding the first #include of the transfers header, or npos.

@@ -77,7 +77,7 @@ tmemjit_install_nvptxcompiler() {
 # instead of skipping. Failure only logs: configure then leaves the package out and says why.
 tmemjit_install_python_packages() {
   local missing=() pair module pkg
-  # lizard: the complexity check of runtime/ and kernels/ (tests/layering/check_complexity.py).
+  # lizard: the complexity check of the tree (tests/layering/check_complexity.py).
   for pair in nanobind:nanobind scikit_build_core:scikit-build-core pytest:pytest lizard:lizard; do
     module=${pair%%:*} pkg=${pair#*:}
     python3 -c "import $module" 2>/dev/null || missing+=("$pkg")

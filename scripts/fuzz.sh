@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 FUZZ_SECONDS=${TMEMJIT_FUZZ_SECONDS:-20}
 FUZZ_BUILD=${TMEMJIT_ASAN_BUILD_DIR:-$TMEMJIT_ROOT/build-asan}
 ALL_TARGETS=(opcode layout view spec check disk_entry differential code_stats text entry_meta
-             include_scan cuda_unit)
+             include_scan cuda_unit lexer)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
@@ -52,9 +52,10 @@ run_target() {
   mkdir -p "$corpus" "$FUZZ_BUILD/artifacts" "$FUZZ_BUILD/logs"
   local dict_flag=()
   # disk_entry, differential and code_stats take binary inputs (an entry; a generator seed and
-  # case index; a cubin); text reads PTX and CUDA text, which the descriptor words do not help.
+  # case index; a cubin); text and lexer read PTX and CUDA text, which the descriptor words do
+  # not help.
   case "$target" in
-    disk_entry | differential | code_stats | text) ;;
+    disk_entry | differential | code_stats | text | lexer) ;;
     *) dict_flag=(-dict="$TMEMJIT_ROOT/tests/fuzz/dict/$dict.dict") ;;
   esac
   local start=$SECONDS status=ok

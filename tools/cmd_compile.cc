@@ -153,6 +153,189 @@ std::string cache_json(const tmem::CompileReport& report) {
   return report.cache_enabled ? "miss" : "off";
 }
 
+// compile's command line, checked: the compile options and the kernel form.
+struct CompileRequest {
+  tmem::CompileOptions options;
+  std::string kernel;  // one of kKernelForms
+  bool cuda = false;   // the CUDA C++ form, through NVRTC
+  bool func = false;   // the relocatable .func, through ptxas -c
+};
+
+// What compile made, and the cache's answer for the harness kernels.
+struct Compiled {
+  std::vector<char> cubin;
+  std::string log;
+  tmem::Backend backend = tmem::Backend::kAuto;
+  double compile_ms = 0;
+  std::string cache = "none";       // the text's words ("disk hit"); "none": not cached
+  std::string cache_word = "none";  // the JSON's ("disk")
+  std::string key;
+};
+
+std::vector<OptionSpec> compile_option_specs() {
+  return with(with_cache_options({{"--kernel", true},
+                                  {"--target", true},
+                                  {"--backend", true},
+                                  {"-o", true},
+                                  {"--keep", true},
+                                  {"--cta-group", true},
+                                  {"-Xptxas", true, true},
+                                  {"-Xnvrtc", true, true}}));
+}
+
+// --target for compile: a tcgen05 target (parse_target also takes sm_90, the emulation's).
+tmem::Result<tmem::Target> compile_target(const std::string& text) {
+  auto parsed = tmem::parse_target(text);
+  if (!parsed) return parsed.error();
+  if (*parsed == tmem::Target::kSm90)
+    return tmem::Error(tmem::ErrorCode::kTarget,
+                       "tmemjit compile builds tcgen05 code, which sm_90 has not; --target "
+                       "takes sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f (the "
+                       "emulation runs through tmemjit run --device emu, or tmemjit "
+                       "specialize --target sm_90)")
+        .set_rule(tmem::Rule::kTargetAndVersion);
+  return parsed;
+}
+
+// The backend of --kernel func: a whole-program compile or link drops an uncalled .func
+// (nvJitLink and the driver JIT link, ptxas without -c compiles whole programs), so the .func is
+// relocatable code, from ptxas -c: the auto backend is nvPTXCompiler where built in, else the
+// ptxas subprocess.
+tmem::Status use_relocatable_backend(tmem::CompileOptions& options) {
+  if (options.backend == tmem::Backend::kAuto)
+    options.backend =
+        tmem::nvptxcompiler_built_in() ? tmem::Backend::kNvPtxCompiler : tmem::Backend::kPtxas;
+  if (options.backend != tmem::Backend::kNvPtxCompiler &&
+      options.backend != tmem::Backend::kPtxas && options.backend != tmem::Backend::kNvrtc)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--kernel func is relocatable code (ptxas -c); backend " +
+                           std::string(tmem::to_string(options.backend)) +
+                           " links whole programs, which drop an uncalled .func; use "
+                           "--backend nvptxcompiler, ptxas or auto");
+  options.extra_options.push_back("-c");
+  return std::monostate{};
+}
+
+tmem::Result<CompileRequest> compile_request(const Args& args) {
+  CompileRequest request;
+  tmem::CompileOptions& options = request.options;
+  options.ptx_options = args.all("-Xptxas");
+  options.nvrtc_options = args.all("-Xnvrtc");
+  if (auto target = args.get("--target")) {
+    auto parsed = compile_target(*target);
+    if (!parsed) return parsed.error();
+    options.target = *parsed;
+  }
+  auto cta_group = cta_group_from_args(args);
+  if (!cta_group) return cta_group.error();
+  options.cta_group = *cta_group;
+  auto form = kernel_form(args);
+  if (!form) return form.error();
+  request.kernel = *form;
+  request.cuda = request.kernel == "cuda";
+  request.func = request.kernel == "func";
+  if (request.cuda) options.backend = tmem::Backend::kNvrtc;
+  if (auto backend = args.get("--backend")) {
+    auto parsed = tmem::parse_backend(*backend);
+    if (!parsed) return parsed.error();
+    options.backend = *parsed;
+  }
+  if (request.func)
+    if (tmem::Status relocatable = use_relocatable_backend(options); !relocatable.ok())
+      return relocatable.error();
+  if ((options.backend == tmem::Backend::kNvrtc) != request.cuda)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       request.cuda
+                           ? "the CUDA C++ form (--kernel cuda) compiles with --backend nvrtc"
+                           : "--backend nvrtc compiles the CUDA C++ form; add --kernel cuda");
+  if (!options.nvrtc_options.empty() && !request.cuda)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "-Xnvrtc options go to NVRTC, which compiles only the CUDA C++ form "
+                       "(--kernel cuda); the PTX compiler's options are -Xptxas");
+  if (auto keep = args.get("--keep")) options.keep_dir = *keep;
+  return request;
+}
+
+// The cuda and func forms: the device function compiled on its own, not cached (neither is a
+// harness kernel).
+tmem::Result<Compiled> compile_function(const Args& args, const CompileRequest& request) {
+  const tmem::CompileOptions& options = request.options;
+  tmem::DeviceFunctionOptions function_options;
+  function_options.language = request.cuda ? tmem::Language::kCuda : tmem::Language::kPtx;
+  function_options.cta_group = options.cta_group;
+  // One spec-file format: a --spec file's device-function options apply here too.
+  auto file = spec_file_from_args(args, function_options);
+  if (!file) return file.error();
+  if (auto error = unsupported_target(file->spec, options.target)) return *error;
+  auto function = tmem::device_function(file->spec, file->options, options.target);
+  if (!function) return function.error();
+  auto module = request.cuda ? tmem::compile_cuda(cuda_translation_unit(*function),
+                                                  "tmem_cuda_transfer", options)
+                             : tmem::compile_ptx(function->source, options);
+  if (!module) return module.error();
+  Compiled out;
+  out.cubin = std::move(module->cubin);
+  out.log = std::move(module->log);
+  out.backend = module->backend;
+  out.compile_ms = module->compile_ms;
+  return out;
+}
+
+// A harness kernel, through compile_transfer and its cache. When the compile itself fails,
+// `error_fields` gets the cache's answer for compile --json's report.
+tmem::Result<Compiled> compile_harness(const Args& args, CompileRequest& request,
+                                       nlohmann::json& error_fields) {
+  tmem::CompileOptions& options = request.options;
+  auto kind = tmem::parse_kernel_kind(kind_name(request.kernel));
+  if (!kind) return kind.error();
+  tmem::DeviceFunctionOptions defaults;
+  defaults.cta_group = options.cta_group;
+  auto file = spec_file_from_args(args, defaults);  // a --spec file may name cta_group
+  if (!file) return file.error();
+  options.cta_group = file->options.cta_group;
+  tmem::CompileReport info;
+  auto compiled = tmem::compile_transfer(file->spec, options, *kind, &info);
+  if (!compiled) {
+    error_fields = {{"cache", cache_json(info)}};
+    return compiled.error();
+  }
+  Compiled out;
+  out.cubin.assign(compiled->cubin().begin(), compiled->cubin().end());
+  out.log = std::move(info.log);
+  out.backend = info.backend;
+  out.compile_ms = info.compile_ms;
+  out.cache = cache_text(info);
+  out.cache_word = cache_json(info);
+  out.key = info.key;
+  return out;
+}
+
+void print_compiled(const CompileRequest& request, const Compiled& compiled,
+                    const std::string& output, bool json) {
+  const std::string target(tmem::to_string(request.options.target));
+  if (json) {
+    print_json({{"ok", true},
+                {"kernel", request.kernel},
+                {"target", target},
+                {"backend", std::string(tmem::to_string(compiled.backend))},
+                {"cubin_bytes", compiled.cubin.size()},
+                {"compile_ms", compiled.compile_ms},
+                {"cache", compiled.cache_word},
+                {"key", compiled.key},
+                {"output", output}});
+    return;
+  }
+  std::cout << "compiled " << request.kernel << " for " << target << " with "
+            << tmem::to_string(compiled.backend) << ": " << compiled.cubin.size()
+            << " bytes of cubin";
+  if (compiled.cache.ends_with(" hit"))
+    std::cout << " from the cache (" << compiled.cache << ")";
+  else
+    std::cout << " in " << compiled.compile_ms << " ms";
+  std::cout << (output.empty() ? "" : " -> " + output) << "\n";
+  if (!compiled.log.empty()) std::cerr << compiled.log << "\n";
+}
+
 }  // namespace
 
 int cmd_ptx(const std::vector<std::string>& argv) {
@@ -171,151 +354,26 @@ int cmd_ptx(const std::vector<std::string>& argv) {
 }
 
 int cmd_compile(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, with(with_cache_options({{"--kernel", true},
-                                                        {"--target", true},
-                                                        {"--backend", true},
-                                                        {"-o", true},
-                                                        {"--keep", true},
-                                                        {"--cta-group", true},
-                                                        {"-Xptxas", true, true},
-                                                        {"-Xnvrtc", true, true}})));
+  auto args = parse_args(argv, compile_option_specs());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
-  tmem::CompileOptions options;
-  options.ptx_options = args->all("-Xptxas");
-  options.nvrtc_options = args->all("-Xnvrtc");
-  if (auto target = args->get("--target")) {
-    auto parsed = tmem::parse_target(*target);
-    if (!parsed) return report(parsed.error(), json);
-    // parse_target takes the emulation target; the kernels compile builds are tcgen05 code.
-    if (*parsed == tmem::Target::kSm90)
-      return report(
-          tmem::Error(tmem::ErrorCode::kTarget,
-                      "tmemjit compile builds tcgen05 code, which sm_90 has not; --target "
-                      "takes sm_100a, sm_100f, sm_103a, sm_103f, sm_110a, sm_110f (the "
-                      "emulation runs through tmemjit run --device emu, or tmemjit "
-                      "specialize --target sm_90)")
-              .set_rule(tmem::Rule::kTargetAndVersion),
-          json);
-    options.target = *parsed;
-  }
-  auto cta_group = cta_group_from_args(*args);
-  if (!cta_group) return report(cta_group.error(), json);
-  options.cta_group = *cta_group;
-  auto form = kernel_form(*args);
-  if (!form) return report(form.error(), json);
-  const std::string kernel = *form;
-  const bool cuda = kernel == "cuda";
-  const bool func = kernel == "func";
-  if (cuda) options.backend = tmem::Backend::kNvrtc;
-  if (auto backend = args->get("--backend")) {
-    auto parsed = tmem::parse_backend(*backend);
-    if (!parsed) return report(parsed.error(), json);
-    options.backend = *parsed;
-  }
-  if (func) {
-    // A whole-program compile or link drops an uncalled .func (nvJitLink and the driver JIT
-    // link, ptxas without -c compiles whole programs), so the .func is relocatable code, from
-    // ptxas -c: the auto backend is nvPTXCompiler where built in, else the ptxas subprocess.
-    if (options.backend == tmem::Backend::kAuto)
-      options.backend =
-          tmem::nvptxcompiler_built_in() ? tmem::Backend::kNvPtxCompiler : tmem::Backend::kPtxas;
-    if (options.backend != tmem::Backend::kNvPtxCompiler &&
-        options.backend != tmem::Backend::kPtxas && options.backend != tmem::Backend::kNvrtc)
-      return report(tmem::Error(tmem::ErrorCode::kUsage,
-                                "--kernel func is relocatable code (ptxas -c); backend " +
-                                    std::string(tmem::to_string(options.backend)) +
-                                    " links whole programs, which drop an uncalled .func; use "
-                                    "--backend nvptxcompiler, ptxas or auto"),
-                    json);
-    options.extra_options.push_back("-c");
-  }
-  if ((options.backend == tmem::Backend::kNvrtc) != cuda)
-    return report(
-        tmem::Error(tmem::ErrorCode::kUsage,
-                    cuda ? "the CUDA C++ form (--kernel cuda) compiles with --backend nvrtc"
-                         : "--backend nvrtc compiles the CUDA C++ form; add --kernel cuda"),
-        json);
-  if (!options.nvrtc_options.empty() && !cuda)
-    return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              "-Xnvrtc options go to NVRTC, which compiles only the CUDA C++ form "
-                              "(--kernel cuda); the PTX compiler's options are -Xptxas"),
-                  json);
-  if (auto keep = args->get("--keep")) options.keep_dir = *keep;
-
-  // The harness kernels go through compile_transfer and its cache; the CUDA C++ form is not cached.
-  std::string cache = "none";  // the text's words ("disk hit"); cache_word: the JSON's ("disk")
-  std::string cache_word = "none";
-  std::string key;
-  std::vector<char> cubin;
-  std::string log;
-  tmem::Backend backend = options.backend;
-  double compile_ms = 0;
-  if (cuda || func) {  // not cached: neither is a harness kernel
-    tmem::DeviceFunctionOptions function_options;
-    function_options.language = cuda ? tmem::Language::kCuda : tmem::Language::kPtx;
-    function_options.cta_group = options.cta_group;
-    // One spec-file format: a --spec file's device-function options apply here too.
-    auto file = spec_file_from_args(*args, function_options);
-    if (!file) return report(file.error(), json);
-    if (auto error = unsupported_target(file->spec, options.target)) return report(*error, json);
-    auto function = tmem::device_function(file->spec, file->options, options.target);
-    if (!function) return report(function.error(), json);
-    auto module =
-        cuda ? tmem::compile_cuda(cuda_translation_unit(*function), "tmem_cuda_transfer", options)
-             : tmem::compile_ptx(function->source, options);
-    if (!module) return report(module.error(), json);
-    cubin = std::move(module->cubin);
-    log = std::move(module->log);
-    backend = module->backend;
-    compile_ms = module->compile_ms;
-  } else {
-    auto kind = tmem::parse_kernel_kind(kind_name(kernel));
-    if (!kind) return report(kind.error(), json);
-    tmem::DeviceFunctionOptions defaults;
-    defaults.cta_group = options.cta_group;
-    auto file = spec_file_from_args(*args, defaults);  // a --spec file may name cta_group
-    if (!file) return report(file.error(), json);
-    options.cta_group = file->options.cta_group;
-    tmem::CompileReport info;
-    auto compiled = tmem::compile_transfer(file->spec, options, *kind, &info);
-    if (!compiled) return report(compiled.error(), json, {{"cache", cache_json(info)}});
-    cubin.assign(compiled->cubin().begin(), compiled->cubin().end());
-    log = std::move(info.log);
-    backend = info.backend;
-    compile_ms = info.compile_ms;
-    cache = cache_text(info);
-    cache_word = cache_json(info);
-    key = info.key;
-    std::cerr << "cache: " << cache << "\n";
-  }
-  std::string output = args->get("-o").value_or("");
-  if (!output.empty()) {
-    if (auto written = write_output_file(output, std::string_view(cubin.data(), cubin.size()));
+  auto request = compile_request(*args);
+  if (!request) return report(request.error(), json);
+  // The harness kernels go through compile_transfer and its cache; the device function's forms
+  // are not cached.
+  nlohmann::json error_fields = nlohmann::json::object();
+  auto compiled = request->cuda || request->func ? compile_function(*args, *request)
+                                                 : compile_harness(*args, *request, error_fields);
+  if (!compiled) return report(compiled.error(), json, error_fields);
+  if (compiled->cache != "none") std::cerr << "cache: " << compiled->cache << "\n";  // harness
+  const std::string output = args->get("-o").value_or("");
+  if (!output.empty())
+    if (auto written = write_output_file(
+            output, std::string_view(compiled->cubin.data(), compiled->cubin.size()));
         !written)
       return report(written.error(), json);
-  }
-  if (json) {
-    print_json({{"ok", true},
-                {"kernel", kernel},
-                {"target", std::string(tmem::to_string(options.target))},
-                {"backend", std::string(tmem::to_string(backend))},
-                {"cubin_bytes", cubin.size()},
-                {"compile_ms", compile_ms},
-                {"cache", cache_word},
-                {"key", key},
-                {"output", output}});
-  } else {
-    std::cout << "compiled " << kernel << " for " << tmem::to_string(options.target) << " with "
-              << tmem::to_string(backend) << ": " << cubin.size() << " bytes of cubin";
-    if (cache.ends_with(" hit"))
-      std::cout << " from the cache (" << cache << ")";
-    else
-      std::cout << " in " << compile_ms << " ms";
-    std::cout << (output.empty() ? "" : " -> " + output) << "\n";
-    if (!log.empty()) std::cerr << log << "\n";
-  }
+  print_compiled(*request, *compiled, output, json);
   return kExitOk;
 }
 

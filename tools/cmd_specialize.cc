@@ -4,6 +4,7 @@
 #include <cctype>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <set>
 
 #include "tmem/compile.h"
@@ -160,190 +161,262 @@ tmem::Result<std::string> default_entry(const tmem::KernelSource& source) {
 // What the call is for: specialize's kernel, or warmup's generic tier, which only the cache keeps.
 enum class Purpose { kSpecialize, kWarmup };
 
+// specialize's (and warmup's) command line, checked: what compile_kernel gets.
+struct SpecializeRequest {
+  tmem::KernelSource source;
+  std::vector<tmem::NamedTransfer> transfers;
+  tmem::CompileOptions options;
+  std::string target_text;  // --target as given, for the report
+  std::string output;       // -o; empty: none
+};
+
+std::vector<OptionSpec> specialize_option_specs() {
+  return with_cache_options({{"--entry", true},
+                             {"--target", true},
+                             {"--backend", true},
+                             {"-o", true},
+                             {"--json", false},
+                             {"--no-wait", false},
+                             {"--warp-arg", false},
+                             {"--column-arg", false},
+                             {"--cta-group", true},
+                             {"--transfer", true},
+                             {"--specialization", true},
+                             {"--keep", true}});
+}
+
+// warmup builds the generic tier for the cache: a policy that builds something else, or a
+// process without a cache, would compile what nothing keeps and exit 0 (issue 39, N16), where
+// Python's warmup_kernel refuses.
+tmem::Status check_warmup_args(const Args& args) {
+  if (auto mode = args.get("--specialization"); mode && *mode != "generic")
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "warmup builds the generic tier, not --specialization '" +
+                           tmem::quote_excerpt(*mode) +
+                           "'; tmemjit specialize compiles a kernel with that policy");
+  if (args.has("--no-cache"))
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "warmup builds the generic tier into the cache; with --no-cache "
+                       "nothing would keep it (give --cache-dir DIR, or drop --no-cache)");
+  return std::monostate{};
+}
+
+// The one source file, read, and its kernel: --entry, else the one it defines.
+tmem::Result<tmem::KernelSource> kernel_source_of(const Args& args) {
+  auto read = read_source(args.positional()[0]);
+  if (!read) return read.error();
+  tmem::KernelSource source = std::move(read).value();
+  if (auto entry = args.get("--entry")) {
+    source.entry = *entry;
+  } else {
+    auto found = default_entry(source);
+    if (!found) return found.error();
+    source.entry = *found;
+  }
+  return source;
+}
+
+// --target, --backend, --keep, --specialization and the compiler flags.
+tmem::Result<tmem::CompileOptions> compile_options_of(const Args& args, const CompilerFlags& flags,
+                                                      Purpose purpose) {
+  tmem::CompileOptions options;
+  auto target = tmem::parse_target(args.get("--target").value_or("sm_100a"));  // sm_90: emulated
+  if (!target) return tmem::Error(tmem::ErrorCode::kUsage, target.error().message());
+  options.target = *target;
+  if (auto backend = args.get("--backend")) {
+    auto parsed = tmem::parse_backend(*backend);
+    if (!parsed) return parsed.error();
+    options.backend = *parsed;
+  }
+  if (auto keep = args.get("--keep")) options.keep_dir = *keep;
+  if (auto mode = args.get("--specialization")) {
+    auto parsed = tmem::parse_specialization(*mode);
+    if (!parsed) return parsed.error();
+    options.specialization = *parsed;
+  }
+  if (purpose == Purpose::kWarmup) options.specialization = tmem::Specialization::kGeneric;
+  options.nvrtc_options = flags.nvrtc;
+  options.precompile = flags.precompile;
+  options.ptx_options = flags.ptxas;
+  return options;
+}
+
+// Each --transfer NAME=SPEC.json, the device-function flags its defaults.
+tmem::Result<std::vector<tmem::NamedTransfer>> transfers_of(const Args& args,
+                                                            tmem::Language language,
+                                                            std::vector<std::string> values) {
+  tmem::DeviceFunctionOptions defaults;
+  defaults.language = language;
+  defaults.wait = !args.has("--no-wait");
+  defaults.warp_argument = args.has("--warp-arg");
+  defaults.column_argument = args.has("--column-arg");
+  auto cta_group = cta_group_from_args(args);
+  if (!cta_group) return cta_group.error();
+  defaults.cta_group = *cta_group;
+  if (auto single = args.get("--transfer")) values.push_back(*single);
+  std::vector<tmem::NamedTransfer> transfers;
+  for (const std::string& value : values) {
+    auto transfer = transfer_of(value, defaults, args);
+    if (!transfer) return transfer.error();
+    transfers.push_back(std::move(transfer).value());
+  }
+  return transfers;
+}
+
+// The request of a parsed command line, in the order its errors are reported. Applies the cache
+// options to the process's cache on the way, as every command that compiles does.
+tmem::Result<SpecializeRequest> specialize_request(const Args& args, const CompilerFlags& flags,
+                                                   Purpose purpose) {
+  if (purpose == Purpose::kWarmup)
+    if (tmem::Status refused = check_warmup_args(args); !refused.ok()) return refused.error();
+  if (args.positional().size() != 1)
+    return tmem::Error(
+        tmem::ErrorCode::kUsage,
+        args.positional().empty()
+            ? "specialize needs the kernel's source file (FILE.cu or FILE.ptx)"
+            : "specialize takes one source file, got '" + args.positional()[1] + "' too");
+  if (auto applied = apply_cache_args(args); !applied) return applied.error();
+  SpecializeRequest request;
+  auto source = kernel_source_of(args);
+  if (!source) return source.error();
+  request.source = std::move(source).value();
+  auto options = compile_options_of(args, flags, purpose);
+  if (!options) return options.error();
+  request.options = std::move(options).value();
+  request.target_text = args.get("--target").value_or("sm_100a");
+  auto transfers = transfers_of(args, request.source.language, flags.repeated);
+  if (!transfers) return transfers.error();
+  request.transfers = std::move(transfers).value();
+  request.output = args.get("-o").value_or("");
+  return request;
+}
+
+// A refusal as report() prints it: the error, and the fields its JSON object adds.
+struct Refusal {
+  tmem::Error error;
+  nlohmann::json fields = nlohmann::json::object();
+};
+
+// What a warmup must have built: the generic tier, into a cache that keeps it.
+std::optional<Refusal> check_warmed_up(const tmem::Kernel& kernel,
+                                       const tmem::CompileReport& info) {
+  if (kernel.tier() != "generic")
+    return Refusal{tmem::Error(tmem::ErrorCode::kUsage,
+                               "warmup: no generic tier for this kernel: " + info.tier_reason),
+                   {{"tier", std::string(kernel.tier())}}};
+  if (!info.cache_enabled)
+    return Refusal{tmem::Error(tmem::ErrorCode::kUsage,
+                               "warmup: caching is off (TMEMJIT_DISABLE_CACHE), so nothing keeps "
+                               "the generic tier it built; give --cache-dir DIR")};
+  return std::nullopt;
+}
+
+// -o: the specialized kernel's cubin. The generic tier's cubin reads its layout from __constant__
+// descriptors that only a tmem::Kernel launch writes: the file would be the same for every layout
+// of the signature (issue 39 N22). Lazy's specialized kernel is on its way: -o waits for it.
+std::optional<Refusal> write_cubin(const SpecializeRequest& request, tmem::Kernel& kernel) {
+  if (kernel.tier() == "generic" && request.options.specialization == tmem::Specialization::kLazy)
+    if (tmem::Status ready = kernel.wait_specialized(); !ready.ok()) return Refusal{ready.error()};
+  if (kernel.tier() == "generic")
+    return Refusal{
+        tmem::Error(tmem::ErrorCode::kUsage,
+                    "-o: this is the generic tier, whose cubin reads the layout from "
+                    "__constant__ tmemjit_desc_* that only a tmem::Kernel launch writes; "
+                    "the file would be the same for every layout of its signature",
+                    "write the layout's own kernel with --specialization eager"),
+        {{"tier", std::string(kernel.tier())}}};
+  if (auto written = write_output_file(
+          request.output, std::string_view(kernel.cubin().data(), kernel.cubin().size()));
+      !written)
+    return Refusal{written.error()};
+  return std::nullopt;
+}
+
+void print_specialized_json(const SpecializeRequest& request, const tmem::Kernel& kernel,
+                            const tmem::CompileReport& info) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& t : info.transfers)
+    list.push_back({{"name", t.name},
+                    {"op", t.op},
+                    {"regs_per_thread", t.regs_per_thread},
+                    {"instructions_per_warp", t.instructions_per_warp},
+                    {"alloc_columns", t.alloc_columns}});
+  print_json({{"ok", true},
+              {"entry", kernel.name()},
+              {"language", std::string(tmem::to_string(request.source.language))},
+              {"target", request.target_text},
+              {"backend", std::string(tmem::to_string(info.backend))},
+              {"emulated", kernel.emulated()},
+              {"cache", std::string(tmem::to_string(info.cache))},
+              {"front_end", std::string(tmem::to_string(info.front_end_cache))},
+              {"front_end_ms", info.front_end_ms},
+              {"link_ms", 0.0},  // deprecated, always 0: removed in the next release
+              {"headers", info.headers},
+              {"include_files", info.include_files},
+              {"code",
+               {{"registers", info.code.registers},
+                {"local_bytes", info.code.local_bytes},
+                {"instructions", info.code.instructions},
+                {"ldtm", info.code.ldtm},
+                {"sttm", info.code.sttm},
+                {"disassembler", info.code.disassembler}}},
+              {"ptx_compile_ms", info.ptx_compile_ms},
+              {"compile_ms", info.compile_ms},
+              {"cubin_bytes", kernel.cubin().size()},
+              {"tier", std::string(kernel.tier())},
+              {"tier_reason", info.tier_reason},
+              {"key", info.key},
+              {"transfers", list},
+              {"warnings", info.warnings},
+              {"output", request.output}});
+}
+
+void print_specialized_text(const SpecializeRequest& request, const tmem::Kernel& kernel,
+                            const tmem::CompileReport& info) {
+  const std::string& output = request.output;
+  std::cout << "specialized " << kernel.name() << " (" << request.source.path << ") for "
+            << request.target_text << " with " << tmem::to_string(info.backend) << ": "
+            << kernel.cubin().size() << " bytes of cubin";
+  if (info.cache != tmem::CacheSource::kCompiled)
+    std::cout << " from the cache (" << tmem::to_string(info.cache) << ")";
+  else {
+    std::cout << " in " << info.compile_ms << " ms (front end: ";
+    std::cout << info.front_end_ms << " ms, headers "  // as compile_ms prints
+              << info.headers << ")";
+  }
+  std::cout << (output.empty() ? "" : " -> " + output) << "\n";
+  if (kernel.tier() != "specialized" || !info.tier_reason.empty())
+    std::cout << "  tier: " << kernel.tier()
+              << (info.tier_reason.empty() ? "" : " (" + info.tier_reason + ")") << "\n";
+  for (const auto& t : info.transfers)
+    std::cout << "  " << t.name << ": " << t.op << ", " << t.regs_per_thread
+              << " registers per thread, " << t.instructions_per_warp << " instructions per warp, "
+              << t.alloc_columns << " columns\n";
+  if (!info.log.empty()) std::cerr << info.log << "\n";
+}
+
 int specialize(const std::vector<std::string>& argv, Purpose purpose) {
   // --transfer may repeat: collected with the compiler flags before the common parser.
   auto flags = split_compiler_flags(argv, "--transfer");
   if (!flags) return report(flags.error(), false);
-  std::vector<std::string>& rest = flags->rest;
-  std::vector<std::string>& transfer_values = flags->repeated;
-  auto args = parse_args(rest, with_cache_options({{"--entry", true},
-                                                   {"--target", true},
-                                                   {"--backend", true},
-                                                   {"-o", true},
-                                                   {"--json", false},
-                                                   {"--no-wait", false},
-                                                   {"--warp-arg", false},
-                                                   {"--column-arg", false},
-                                                   {"--cta-group", true},
-                                                   {"--transfer", true},
-                                                   {"--specialization", true},
-                                                   {"--keep", true}}));
+  auto args = parse_args(flags->rest, specialize_option_specs());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
-  // warmup builds the generic tier for the cache: a policy that builds something else, or a
-  // process without a cache, would compile what nothing keeps and exit 0 (issue 39, N16), where
-  // Python's warmup_kernel refuses.
-  if (purpose == Purpose::kWarmup) {
-    if (auto mode = args->get("--specialization"); mode && *mode != "generic")
-      return report(tmem::Error(tmem::ErrorCode::kUsage,
-                                "warmup builds the generic tier, not --specialization '" +
-                                    tmem::quote_excerpt(*mode) +
-                                    "'; tmemjit specialize compiles a kernel with that policy"),
-                    json);
-    if (args->has("--no-cache"))
-      return report(tmem::Error(tmem::ErrorCode::kUsage,
-                                "warmup builds the generic tier into the cache; with --no-cache "
-                                "nothing would keep it (give --cache-dir DIR, or drop --no-cache)"),
-                    json);
-  }
-  if (args->positional().size() != 1)
-    return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              args->positional().empty()
-                                  ? "specialize needs the kernel's source file (FILE.cu or "
-                                    "FILE.ptx)"
-                                  : "specialize takes one source file, got '" +
-                                        args->positional()[1] + "' too"),
-                  json);
-  if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
-
-  auto read = read_source(args->positional()[0]);
-  if (!read) return report(read.error(), json);
-  tmem::KernelSource source = std::move(read).value();
-  if (auto entry = args->get("--entry")) {
-    source.entry = *entry;
-  } else {
-    auto found = default_entry(source);
-    if (!found) return report(found.error(), json);
-    source.entry = *found;
-  }
-
-  tmem::CompileOptions options;
-  const std::string target_text = args->get("--target").value_or("sm_100a");
-  auto target = tmem::parse_target(target_text);  // sm_90 included: the emulation
-  if (!target) return report(tmem::Error(tmem::ErrorCode::kUsage, target.error().message()), json);
-  options.target = *target;
-  if (auto backend = args->get("--backend")) {
-    auto parsed = tmem::parse_backend(*backend);
-    if (!parsed) return report(parsed.error(), json);
-    options.backend = *parsed;
-  }
-  if (auto keep = args->get("--keep")) options.keep_dir = *keep;
-  if (auto mode = args->get("--specialization")) {
-    auto parsed = tmem::parse_specialization(*mode);
-    if (!parsed) return report(parsed.error(), json);
-    options.specialization = *parsed;
-  }
-  if (purpose == Purpose::kWarmup) options.specialization = tmem::Specialization::kGeneric;
-  options.nvrtc_options = flags->nvrtc;
-  options.precompile = flags->precompile;
-  options.ptx_options = flags->ptxas;
-  tmem::DeviceFunctionOptions defaults;
-  defaults.language = source.language;
-  defaults.wait = !args->has("--no-wait");
-  defaults.warp_argument = args->has("--warp-arg");
-  defaults.column_argument = args->has("--column-arg");
-  auto cta_group = cta_group_from_args(*args);
-  if (!cta_group) return report(cta_group.error(), json);
-  defaults.cta_group = *cta_group;
-  if (auto single = args->get("--transfer")) transfer_values.push_back(*single);
-  std::vector<tmem::NamedTransfer> transfers;
-  for (const std::string& value : transfer_values) {
-    auto transfer = transfer_of(value, defaults, *args);
-    if (!transfer) return report(transfer.error(), json);
-    transfers.push_back(std::move(transfer).value());
-  }
+  auto request = specialize_request(*args, *flags, purpose);
+  if (!request) return report(request.error(), json);
 
   tmem::CompileReport info;
-  auto kernel = tmem::compile_kernel(source, transfers, options, &info);
+  auto kernel = tmem::compile_kernel(request->source, request->transfers, request->options, &info);
   if (!kernel)
     return report(kernel.error(), json, {{"cache", std::string(tmem::to_string(info.cache))}});
-  if (purpose == Purpose::kWarmup && kernel->tier() != "generic")
-    return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              "warmup: no generic tier for this kernel: " + info.tier_reason),
-                  json, {{"tier", std::string(kernel->tier())}});
-  if (purpose == Purpose::kWarmup && !info.cache_enabled)
-    return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              "warmup: caching is off (TMEMJIT_DISABLE_CACHE), so nothing keeps "
-                              "the generic tier it built; give --cache-dir DIR"),
-                  json);
-  const std::string output = args->get("-o").value_or("");
-  // The generic tier's cubin reads its layout from __constant__ descriptors that only a
-  // tmem::Kernel launch writes: the file would be the same for every layout of the signature
-  // (issue 39 N22). Lazy's specialized kernel is on its way: -o waits for it.
-  if (!output.empty() && kernel->tier() == "generic" &&
-      options.specialization == tmem::Specialization::kLazy)
-    if (tmem::Status ready = kernel->wait_specialized(); !ready.ok())
-      return report(ready.error(), json);
-  if (!output.empty() && kernel->tier() == "generic")
-    return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              "-o: this is the generic tier, whose cubin reads the layout from "
-                              "__constant__ tmemjit_desc_* that only a tmem::Kernel launch writes; "
-                              "the file would be the same for every layout of its signature",
-                              "write the layout's own kernel with --specialization eager"),
-                  json, {{"tier", std::string(kernel->tier())}});
-  if (!output.empty()) {
-    if (auto written = write_output_file(
-            output, std::string_view(kernel->cubin().data(), kernel->cubin().size()));
-        !written)
-      return report(written.error(), json);
-  }
-  if (json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& t : info.transfers)
-      list.push_back({{"name", t.name},
-                      {"op", t.op},
-                      {"regs_per_thread", t.regs_per_thread},
-                      {"instructions_per_warp", t.instructions_per_warp},
-                      {"alloc_columns", t.alloc_columns}});
-    print_json({{"ok", true},
-                {"entry", kernel->name()},
-                {"language", std::string(tmem::to_string(source.language))},
-                {"target", target_text},
-                {"backend", std::string(tmem::to_string(info.backend))},
-                {"emulated", kernel->emulated()},
-                {"cache", std::string(tmem::to_string(info.cache))},
-                {"front_end", std::string(tmem::to_string(info.front_end_cache))},
-                {"front_end_ms", info.front_end_ms},
-                {"link_ms", 0.0},  // deprecated, always 0: removed in the next release
-                {"headers", info.headers},
-                {"include_files", info.include_files},
-                {"code",
-                 {{"registers", info.code.registers},
-                  {"local_bytes", info.code.local_bytes},
-                  {"instructions", info.code.instructions},
-                  {"ldtm", info.code.ldtm},
-                  {"sttm", info.code.sttm},
-                  {"disassembler", info.code.disassembler}}},
-                {"ptx_compile_ms", info.ptx_compile_ms},
-                {"compile_ms", info.compile_ms},
-                {"cubin_bytes", kernel->cubin().size()},
-                {"tier", std::string(kernel->tier())},
-                {"tier_reason", info.tier_reason},
-                {"key", info.key},
-                {"transfers", list},
-                {"warnings", info.warnings},
-                {"output", output}});
-  } else {
-    std::cout << "specialized " << kernel->name() << " (" << source.path << ") for " << target_text
-              << " with " << tmem::to_string(info.backend) << ": " << kernel->cubin().size()
-              << " bytes of cubin";
-    if (info.cache != tmem::CacheSource::kCompiled)
-      std::cout << " from the cache (" << tmem::to_string(info.cache) << ")";
-    else {
-      std::cout << " in " << info.compile_ms << " ms (front end: ";
-      std::cout << info.front_end_ms << " ms, headers "  // as compile_ms prints
-                << info.headers << ")";
-    }
-    std::cout << (output.empty() ? "" : " -> " + output) << "\n";
-    if (kernel->tier() != "specialized" || !info.tier_reason.empty())
-      std::cout << "  tier: " << kernel->tier()
-                << (info.tier_reason.empty() ? "" : " (" + info.tier_reason + ")") << "\n";
-    for (const auto& t : info.transfers)
-      std::cout << "  " << t.name << ": " << t.op << ", " << t.regs_per_thread
-                << " registers per thread, " << t.instructions_per_warp
-                << " instructions per warp, " << t.alloc_columns << " columns\n";
-    if (!info.log.empty()) std::cerr << info.log << "\n";
-  }
+  std::optional<Refusal> refused;
+  if (purpose == Purpose::kWarmup) refused = check_warmed_up(*kernel, info);
+  if (!refused && !request->output.empty()) refused = write_cubin(*request, *kernel);
+  if (refused) return report(refused->error, json, refused->fields);
+  if (json)
+    print_specialized_json(*request, *kernel, info);
+  else
+    print_specialized_text(*request, *kernel, info);
   return kExitOk;
 }
 

@@ -168,98 +168,134 @@ class Progress {
   Clock::time_point last_{};
 };
 
-}  // namespace
-
-int cmd_warmup(const std::vector<std::string>& argv) {
-  // A user's kernel: its generic tier, so that lazy specialization answers a new layout at once
-  // (docs/specialization.md §Tiers). The same options as specialize, which compiles it.
-  if (!argv.empty() && !argv[0].starts_with("-")) return cmd_warmup_kernel(argv);
-  auto args = parse_args(argv, with_cache_options({{"--specs", true},
-                                                   {"--kernel", true},
-                                                   {"--target", true},
-                                                   {"--backend", true},
-                                                   {"--jobs", true},
-                                                   {"--json", false}}));
-  if (!args) return report(args.error(), false);
-  const bool json = args->json();
-  auto usage = [&](const std::string& message) {
-    return report(tmem::Error(tmem::ErrorCode::kUsage, message), json);
-  };
-  if (!args->positional().empty())
-    return usage("unexpected argument '" + args->positional()[0] +
-                 "'; usage: tmemjit warmup --specs FILE.jsonl [--kernel K] [--target T]");
-  const std::optional<std::string> path = args->get("--specs");
-  if (!path) return usage("missing --specs FILE.jsonl (one JSON spec per line)");
-  if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);
-
+// warmup's command line, checked.
+struct WarmupRequest {
+  std::string path;  // --specs FILE.jsonl
   Defaults defaults;
-  if (auto kernel = args->get("--kernel")) {
+  size_t jobs = 1;
+};
+
+std::vector<OptionSpec> warmup_option_specs() {
+  return with_cache_options({{"--specs", true},
+                             {"--kernel", true},
+                             {"--target", true},
+                             {"--backend", true},
+                             {"--jobs", true},
+                             {"--json", false}});
+}
+
+tmem::Error usage(const std::string& message) {
+  return tmem::Error(tmem::ErrorCode::kUsage, message);
+}
+
+// --kernel, --target and --backend: what every line gets unless it says otherwise.
+tmem::Result<Defaults> defaults_of(const Args& args) {
+  Defaults defaults;
+  if (auto kernel = args.get("--kernel")) {
     auto kind = tmem::parse_kernel_kind(*kernel);
     if (!kind)
       return usage("warmup precompiles the cached harness kernels; --kernel '" + *kernel +
                    "' is not one of " + kKinds);
     defaults.kind = *kind;
   }
-  if (auto target = args->get("--target")) {
+  if (auto target = args.get("--target")) {
     auto parsed = tmem::parse_target(*target);
-    if (!parsed) return report(parsed.error(), json);
-    if (*parsed == tmem::Target::kSm90) return report(sm90_refused(), json);
+    if (!parsed) return parsed.error();
+    if (*parsed == tmem::Target::kSm90) return sm90_refused();
     defaults.options.target = *parsed;
   }
-  if (auto backend = args->get("--backend")) {
+  if (auto backend = args.get("--backend")) {
     auto parsed = tmem::parse_backend(*backend);
-    if (!parsed) return report(parsed.error(), json);
+    if (!parsed) return parsed.error();
     defaults.options.backend = *parsed;
   }
-  size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  if (auto text = args->get("--jobs")) {
+  return defaults;
+}
+
+// The request of a parsed command line, in the order its errors are reported. Applies the cache
+// options to the process's cache on the way, as every command that compiles does.
+tmem::Result<WarmupRequest> warmup_request(const Args& args) {
+  if (!args.positional().empty())
+    return usage("unexpected argument '" + args.positional()[0] +
+                 "'; usage: tmemjit warmup --specs FILE.jsonl [--kernel K] [--target T]");
+  WarmupRequest request;
+  const std::optional<std::string> path = args.get("--specs");
+  if (!path) return usage("missing --specs FILE.jsonl (one JSON spec per line)");
+  request.path = *path;
+  if (auto applied = apply_cache_args(args); !applied) return applied.error();
+  auto defaults = defaults_of(args);
+  if (!defaults) return defaults.error();
+  request.defaults = std::move(defaults).value();
+  request.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (auto text = args.get("--jobs")) {
     const bool digits =
         !text->empty() && text->size() <= 4 &&
         std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoul(*text) == 0) return usage("--jobs takes a positive number");
-    jobs = std::stoul(*text);
+    request.jobs = std::stoul(*text);
   }
+  return request;
+}
 
-  auto list = read_list(*path);
-  if (!list) return report(list.error(), json);
+// The lines of a list: the specs to compile and the lines refused.
+struct SpecList {
   std::vector<Item> items;
   std::vector<LineError> errors;
+  size_t specs = 0;  // every line that is not blank or a comment
+};
+
+// Blank lines and lines starting with '#' are skipped; a line over kMaxLineBytes, with a NUL byte
+// or not a spec is an error of its own. More than kMaxSpecs specs is an error of the whole list.
+tmem::Result<SpecList> parse_list(const std::string& list, const WarmupRequest& request) {
+  SpecList out;
   size_t line = 0;
-  for (size_t at = 0; at < list->size();) {
+  for (size_t at = 0; at < list.size();) {
     ++line;
-    size_t end = list->find('\n', at);
-    if (end == std::string::npos) end = list->size();
-    std::string text = list->substr(at, end - at);
+    size_t end = list.find('\n', at);
+    if (end == std::string::npos) end = list.size();
+    std::string text = list.substr(at, end - at);
     at = end + 1;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     const size_t first = text.find_first_not_of(" \t");
     if (first == std::string::npos || text[first] == '#') continue;  // blank lines and comments
-    if (items.size() + errors.size() == kMaxSpecs)
-      return report(tmem::Error(tmem::ErrorCode::kLimit,
-                                "spec list '" + tmem::quote_excerpt(*path) + "' has more than " +
-                                    std::to_string(kMaxSpecs) + " specs; split it"),
-                    json);
+    if (out.items.size() + out.errors.size() == kMaxSpecs)
+      return tmem::Error(tmem::ErrorCode::kLimit,
+                         "spec list '" + tmem::quote_excerpt(request.path) + "' has more than " +
+                             std::to_string(kMaxSpecs) + " specs; split it");
     if (text.size() > kMaxLineBytes) {
-      errors.push_back({line, tmem::Error(tmem::ErrorCode::kLimit, "line is longer than 1 MiB")});
+      out.errors.push_back(
+          {line, tmem::Error(tmem::ErrorCode::kLimit, "line is longer than 1 MiB")});
       continue;
     }
     // Refused rather than cut: the JSON parser would stop at it and drop the rest of the line.
     if (const size_t nul = text.find('\0'); nul != std::string::npos) {
-      errors.push_back(
+      out.errors.push_back(
           {line, tmem::Error(tmem::ErrorCode::kParse,
                              "line has a NUL byte at column " + std::to_string(nul + 1))});
       continue;
     }
-    tmem::Result<Item> item = parse_line(text, line, defaults);
+    tmem::Result<Item> item = parse_line(text, line, request.defaults);
     if (item)
-      items.push_back(std::move(item).value());
+      out.items.push_back(std::move(item).value());
     else
-      errors.push_back({line, item.error()});
+      out.errors.push_back({line, item.error()});
   }
-  const size_t specs = items.size() + errors.size();  // every line that is not blank or a comment
+  out.specs = out.items.size() + out.errors.size();
+  return out;
+}
 
-  // Compile on `jobs` threads; each key compiles once (compile_transfer), across processes too.
-  const tmem::CacheStats before = tmem::cache_stats();
+// What the compiles did: the cache's counters before and after, and the time they took.
+struct WarmupRun {
+  tmem::CacheStats before, after;
+  double seconds = 0;
+};
+
+// Compiles the list's specs on `jobs` threads; each key compiles once (compile_transfer), across
+// processes too. A spec that fails joins the list's errors, which end in line order.
+WarmupRun compile_all(SpecList& list, size_t jobs) {
+  WarmupRun run;
+  const std::vector<Item>& items = list.items;
+  run.before = tmem::cache_stats();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::optional<tmem::Error>> failed(items.size());
   std::atomic<size_t> next{0};
@@ -275,56 +311,80 @@ int cmd_warmup(const std::vector<std::string>& argv) {
   for (size_t t = 1; t < std::min(jobs, items.size()); ++t) pool.emplace_back(work);
   work();
   for (std::thread& thread : pool) thread.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const tmem::CacheStats after = tmem::cache_stats();
-
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.after = tmem::cache_stats();
   for (size_t i = 0; i < items.size(); ++i)
-    if (failed[i]) errors.push_back({items[i].line, *failed[i]});
-  std::sort(errors.begin(), errors.end(),
+    if (failed[i]) list.errors.push_back({items[i].line, *failed[i]});
+  std::sort(list.errors.begin(), list.errors.end(),
             [](const LineError& a, const LineError& b) { return a.line < b.line; });
-  const uint64_t compiled = after.misses - before.misses;
-  const uint64_t memory_hits = after.hits - before.hits;
-  const uint64_t disk_hits = after.disk_hits - before.disk_hits;
-  const uint64_t remote_hits = after.remote_hits - before.remote_hits;
+  return run;
+}
 
-  if (json) {
-    nlohmann::json error_list = nlohmann::json::array();
-    for (const LineError& e : errors)
-      error_list.push_back({{"line", e.line},
-                            {"code", tmem::to_string(e.error.code())},
-                            {"message", e.error.message()}});
-    nlohmann::json out = {{"ok", errors.empty()},
-                          {"file", *path},
-                          {"specs", specs},
-                          {"compiled", compiled},
-                          {"memory_hits", memory_hits},
-                          {"disk_hits", disk_hits},
-                          {"remote_hits", remote_hits},
-                          {"remote_lock_waits", after.remote_lock_waits - before.remote_lock_waits},
-                          {"remote_errors", after.remote_errors - before.remote_errors},
-                          {"remote_rejected", after.remote_rejected - before.remote_rejected},
-                          {"failed", errors.size()},
-                          {"errors", error_list},
-                          {"seconds", seconds}};
-    if (!errors.empty())
-      out["error"] = {
-          {"code", tmem::to_string(errors.front().error.code())},
-          {"message", tmem::quote_excerpt(*path) + ":" + std::to_string(errors.front().line) +
-                          ": " + errors.front().error.message()}};
-    print_json(out);
-  } else {
-    for (const LineError& e : errors)
-      std::cerr << tmem::quote_excerpt(*path) << ":" << e.line
-                << ": error: " << tmem::to_string(e.error.code()) << ": " << e.error.message()
-                << "\n";
-    std::cout << "warmed up " << specs << " specs from " << *path << " in " << seconds_text(seconds)
-              << ": " << compiled << " compiled, " << memory_hits << " memory hits, " << disk_hits
-              << " disk hits, " << remote_hits << " remote hits";
-    if (!errors.empty()) std::cout << "; " << errors.size() << " failed";
-    std::cout << "\n";
-  }
-  return errors.empty() ? kExitOk : exit_code(errors.front().error);
+void print_warmup_json(const std::string& path, const SpecList& list, const WarmupRun& run) {
+  const std::vector<LineError>& errors = list.errors;
+  const tmem::CacheStats& before = run.before;
+  const tmem::CacheStats& after = run.after;
+  nlohmann::json error_list = nlohmann::json::array();
+  for (const LineError& e : errors)
+    error_list.push_back({{"line", e.line},
+                          {"code", tmem::to_string(e.error.code())},
+                          {"message", e.error.message()}});
+  nlohmann::json out = {{"ok", errors.empty()},
+                        {"file", path},
+                        {"specs", list.specs},
+                        {"compiled", after.misses - before.misses},
+                        {"memory_hits", after.hits - before.hits},
+                        {"disk_hits", after.disk_hits - before.disk_hits},
+                        {"remote_hits", after.remote_hits - before.remote_hits},
+                        {"remote_lock_waits", after.remote_lock_waits - before.remote_lock_waits},
+                        {"remote_errors", after.remote_errors - before.remote_errors},
+                        {"remote_rejected", after.remote_rejected - before.remote_rejected},
+                        {"failed", errors.size()},
+                        {"errors", error_list},
+                        {"seconds", run.seconds}};
+  if (!errors.empty())
+    out["error"] = {
+        {"code", tmem::to_string(errors.front().error.code())},
+        {"message", tmem::quote_excerpt(path) + ":" + std::to_string(errors.front().line) + ": " +
+                        errors.front().error.message()}};
+  print_json(out);
+}
+
+void print_warmup_text(const std::string& path, const SpecList& list, const WarmupRun& run) {
+  for (const LineError& e : list.errors)
+    std::cerr << tmem::quote_excerpt(path) << ":" << e.line
+              << ": error: " << tmem::to_string(e.error.code()) << ": " << e.error.message()
+              << "\n";
+  std::cout << "warmed up " << list.specs << " specs from " << path << " in "
+            << seconds_text(run.seconds) << ": " << run.after.misses - run.before.misses
+            << " compiled, " << run.after.hits - run.before.hits << " memory hits, "
+            << run.after.disk_hits - run.before.disk_hits << " disk hits, "
+            << run.after.remote_hits - run.before.remote_hits << " remote hits";
+  if (!list.errors.empty()) std::cout << "; " << list.errors.size() << " failed";
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int cmd_warmup(const std::vector<std::string>& argv) {
+  // A user's kernel: its generic tier, so that lazy specialization answers a new layout at once
+  // (docs/specialization.md §Tiers). The same options as specialize, which compiles it.
+  if (!argv.empty() && !argv[0].starts_with("-")) return cmd_warmup_kernel(argv);
+  auto args = parse_args(argv, warmup_option_specs());
+  if (!args) return report(args.error(), false);
+  const bool json = args->json();
+  auto request = warmup_request(*args);
+  if (!request) return report(request.error(), json);
+  auto text = read_list(request->path);
+  if (!text) return report(text.error(), json);
+  auto list = parse_list(*text, *request);
+  if (!list) return report(list.error(), json);
+  const WarmupRun run = compile_all(*list, request->jobs);
+  if (json)
+    print_warmup_json(request->path, *list, run);
+  else
+    print_warmup_text(request->path, *list, run);
+  return list->errors.empty() ? kExitOk : exit_code(list->errors.front().error);
 }
 
 }  // namespace tmemjit_cli

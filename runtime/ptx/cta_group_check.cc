@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ptx/text.h"
 #include "tmem/rule.h"
 
 namespace tmem::ptx {
@@ -25,22 +26,6 @@ struct FunctionInfo {
 
 bool ident_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || c == '%';
-}
-
-// The text with comments blanked (line breaks kept, so line numbers stay).
-std::string without_comments(std::string_view text) {
-  std::string out(text);
-  for (size_t i = 0; i + 1 < out.size(); ++i) {
-    if (out[i] == '/' && out[i + 1] == '/') {
-      while (i < out.size() && out[i] != '\n') out[i++] = ' ';
-    } else if (out[i] == '/' && out[i + 1] == '*') {
-      out[i] = out[i + 1] = ' ';
-      for (i += 2; i + 1 < out.size() && !(out[i] == '*' && out[i + 1] == '/'); ++i)
-        if (out[i] != '\n') out[i] = ' ';
-      if (i + 1 < out.size()) out[i] = out[i + 1] = ' ';
-    }
-  }
-  return out;
 }
 
 // The identifier starting at `at` after blanks; empty when there is none.

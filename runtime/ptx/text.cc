@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "runtime/support/lexer.h"
+
 namespace tmem::ptx {
 namespace {
 
@@ -50,32 +52,7 @@ size_t find_directive(std::string_view text, std::string_view name) {
 }  // namespace
 
 std::string without_comments(std::string_view ptx) {
-  std::string out(ptx);
-  bool in_string = false;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (in_string) {
-      if (out[i] == '\\' && i + 1 < out.size())
-        ++i;
-      else if (out[i] == '"')
-        in_string = false;
-      continue;
-    }
-    if (out[i] == '"') {
-      in_string = true;
-    } else if (out[i] == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-      while (i < out.size() && out[i] != '\n') out[i++] = ' ';
-    } else if (out[i] == '/' && i + 1 < out.size() && out[i + 1] == '*') {
-      out[i] = out[i + 1] = ' ';
-      i += 2;
-      while (i < out.size() && !(out[i] == '*' && i + 1 < out.size() && out[i + 1] == '/')) {
-        if (out[i] != '\n') out[i] = ' ';
-        ++i;
-      }
-      if (i < out.size()) out[i] = ' ';
-      if (i + 1 < out.size()) out[++i] = ' ';
-    }
-  }
-  return out;
+  return blank_comments(ptx, SourceLanguage::kPtx);
 }
 
 std::vector<std::string> entry_names(std::string_view ptx) {

@@ -75,7 +75,7 @@ class IncludeClosureTest : public ::testing::Test {
     return closure.ok() ? *closure : IncludeClosure{};
   }
 
-  // Waits until files written so far are older than the racy window (include_closure.cc
+  // Waits until files written so far are older than the racy window (file_signature.h
   // is_racy: 50 ms on a file system with nanosecond timestamps), so a cache trusts them.
   static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
 
@@ -207,6 +207,81 @@ TEST_F(IncludeClosureTest, ReadsDirectivesAsThePreprocessorDoes) {
                    "inc/probe.h", "inc/spaced.h", "inc/spliced.h", "inc/tail.h"}));
   EXPECT_EQ(closure.missing, Names{});
   EXPECT_EQ(closure.unresolved, Names{});
+}
+
+// The lexing edges the scan shares with every other scanner of C++ text (issue 42 item 7): an
+// include the scan must not see is missing ("no*.h") only if it was wrongly followed.
+TEST_F(IncludeClosureTest, LexesCommentsLiteralsAndSplicesAtTheirEdges) {
+  for (const char* name : {"yes1.h", "yes2.h", "yes3.h", "yes4.h", "yes5.h", "yes6.h"})
+    write(std::string("inc/") + name, "");
+  const std::string source =
+      "const char* open = \"unterminated\n"  // a string ends with its line
+      "#include \"yes1.h\"\n"
+      "// a comment spliced onto the next line \\\n"
+      "#include \"no1.h\"\n"
+      "const char* raw = u8R\"d(\n"  // a raw string holding */ and " and a directive
+      "*/ \" /*\n"
+      "#include \"no2.h\"\n"
+      ")d\";\n"
+      "#include \"yes2.h\"\n"
+      "const char* also = LR\"(\n#include \"no3.h\"\n)\";\n"
+      "#include \"yes3.h\"\n"
+      "const char* not_raw = R\"seventeen_chars_x(\n"  // no raw string: an ordinary one
+      "#include \"yes4.h\"\n"
+      "char c = '\\''; char d = '\\\\'; int e = 0x1p-3 + 1'0;\n"
+      "#include \"yes5.h\"\n"
+      "// __has_include(\"no4.h\")\n"
+      "#if 0 /* __has_include(\"no5.h\") */\n#endif\n"
+      "#define Q \"yes6.h\" // \"no6.h\"\n"
+      "#include Q\n"
+      "/* unterminated\n"
+      "#include \"no7.h\"\n";
+  const IncludeClosure closure = scan(query(source, {"inc"}));
+  EXPECT_EQ(relative(closure.files), (Names{"inc/yes1.h", "inc/yes2.h", "inc/yes3.h", "inc/yes4.h",
+                                            "inc/yes5.h", "inc/yes6.h"}));
+  EXPECT_EQ(closure.missing, Names{});
+  EXPECT_EQ(closure.unresolved, Names{});
+}
+
+TEST_F(IncludeClosureTest, NamesTheLineAnUnresolvableIncludeBeginsOn) {
+  const std::string source =
+      "/* two\n"
+      "lines */ #include FIRST\n"
+      "#inc\\\n"
+      "lude \\\n"
+      "  SECOND // after\n"
+      "const char* s = \"a\\\n"
+      "b\"; #include NOT_A_DIRECTIVE\n"
+      "  #  include_next THIRD(x, \"y\") /* cut */\n"
+      "#define HEADER \"with space.h\"\n"
+      "#include HEADER\n";
+  const IncludeClosure closure = scan(query(source));
+  EXPECT_EQ(closure.missing, (Names{"with space.h"}));
+  EXPECT_EQ(relative(closure.unresolved),
+            (Names{"src/kernel.cu:2: #include FIRST", "src/kernel.cu:3: #include SECOND",
+                   "src/kernel.cu:8: #include_next THIRD(x, \"y\")"}));
+}
+
+// Reading a __has_include operand that is no header name reads its tokens once: the lines of a
+// comment in it count once (they were counted twice, and every later line was one off).
+TEST_F(IncludeClosureTest, AHasIncludeOfAMacroKeepsTheLineCount) {
+  const IncludeClosure closure =
+      scan(query("#if __has_include(/*\n*/ MACRO)\n#endif\n#include NEXT\n"));
+  EXPECT_EQ(relative(closure.unresolved), (Names{"src/kernel.cu:4: #include NEXT"}));
+}
+
+// A literal is one token to the end of its line, in a directive too: a comment marker in it cuts
+// nothing, and a raw string after #define is one, whatever lines it spans.
+TEST_F(IncludeClosureTest, ADirectivesLiteralsAreTheLexers) {
+  write("inc/yes.h", "");
+  const IncludeClosure closure =
+      scan(query("#include IN_STRING \"a // b\"\n"
+                 "#define RAW R\"(\n#include \"no.h\"\n)\"\n"
+                 "#include \"yes.h\"\n",
+                 {"inc"}));
+  EXPECT_EQ(relative(closure.files), (Names{"inc/yes.h"}));
+  EXPECT_EQ(relative(closure.unresolved),
+            (Names{"src/kernel.cu:1: #include IN_STRING \"a // b\""}));
 }
 
 TEST_F(IncludeClosureTest, FollowsComputedIncludesThroughTheClosuresMacros) {

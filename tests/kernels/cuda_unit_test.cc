@@ -94,5 +94,55 @@ TEST(CudaUnit, ASourceThatNeverIncludesTheHeaderIsLeftAsItIs) {
   EXPECT_TRUE(unit.prefix_header_name.empty());
 }
 
+// What the scans of the source read as code (issue 42 item 7): comments and literals are not,
+// except the literals of a directive line (an #include's "name" stays for the directive scan).
+TEST(CudaUnit, MentionsAnIdentifierOnlyInCode) {
+  EXPECT_TRUE(mentions_identifier("int x = load(name);\n", "name"));
+  EXPECT_FALSE(mentions_identifier("int x = load(names, a_name, name2);\n", "name"));
+  for (const char* hidden :
+       {"// name\n", "/* name */\n", "/* a\nname */\n", "f(\"name\");\n", "f(\"a \\\" name\");\n",
+        "f('n', \"\\\\\", \"name\");\n", "f(L\"name\", u8\"name\");\n", "x = \"open name\n",
+        "/* unterminated name", "\"unterminated name"}) {
+    SCOPED_TRACE(hidden);
+    EXPECT_FALSE(mentions_identifier(hidden, "name"));
+  }
+  for (const char* seen :
+       {"f('\"', name);\n", "x = \"open\nname();\n", "/* a */ name\n", "#include \"name\"\n",
+        "  #define S \"name\"\n", "/**/ # x 'name'\n", "f(\"\\\\\"); name\n"}) {
+    SCOPED_TRACE(seen);
+    EXPECT_TRUE(mentions_identifier(seen, "name"));
+  }
+}
+
+TEST(CudaUnit, FindsTheHeaderAndCountsIncludesOutsideComments) {
+  const std::string source =
+      "/* #include <tmemjit/transfers.cuh> */\n"
+      "const char* s = \"#include <tmemjit/transfers.cuh>\";\n"
+      "  /* lead */ #  include <tmemjit/transfers.cuh> // here\n"
+      "// #include <a.h>\n"
+      "/*\n#include <b.h>\n*/\n"
+      "#include <c.h> /* \n#include <d.h> */\n"
+      "#include \"e.h\"\n";
+  const CudaUnit unit = cuda_unit(source, "k.cu");
+  EXPECT_TRUE(unit.header_stop);
+  EXPECT_EQ(unit.prefix,
+            "/* #include <tmemjit/transfers.cuh> */\n"
+            "const char* s = \"#include <tmemjit/transfers.cuh>\";\n");
+  EXPECT_EQ(unit.includes_after, 2) << "c.h and e.h";
+  EXPECT_EQ(cuda_unit("#include <x.h>\n// #include <y.h>\n", "k.cu").includes_after, 1);
+}
+
+// As the compiler reads it: a raw string's lines and a // comment's spliced line are not code.
+TEST(CudaUnit, ARawStringOrASplicedCommentHoldsNoInclude) {
+  const std::string source =
+      "const char* text = R\"(\n#include <tmemjit/transfers.cuh>\n)\";\n"
+      "// a comment \\\n#include <tmemjit/transfers.cuh>\n"
+      "#include <tmemjit/transfers.cuh>\n";
+  const CudaUnit unit = cuda_unit(source, "k.cu");
+  EXPECT_TRUE(unit.header_stop);
+  EXPECT_EQ(unit.prefix, source.substr(0, source.rfind("#include")));
+  EXPECT_FALSE(mentions_identifier("const char* s = R\"x(\nname\n)x\";\n", "name"));
+}
+
 }  // namespace
 }  // namespace tmem::kernels

@@ -73,6 +73,38 @@ TEST(PtxCtaGroups, TwoKernelsMayUseDifferentGroups) {
   EXPECT_TRUE(tmem::ptx::check_cta_groups(text).ok());
 }
 
+// Comments are not code: a group or a call written in one counts for nothing, and a comment
+// spanning lines keeps the line numbers the error gives.
+TEST(PtxCtaGroups, CommentsCountForNothingAndKeepTheLines) {
+  const std::string body =
+      ".shared .align 4 .b32 slot[1];\n"
+      ".func helper()\n{\n"
+      "\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n\tret;\n}\n"
+      ".visible .entry k()\n{\n"
+      "\t// call helper;\n"
+      "\t/* call.uni helper, ();\n\t   tcgen05.relinquish_alloc_permit.cta_group::1 */\n"
+      "\ttcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n"
+      "\tret;\n}\n";
+  EXPECT_TRUE(tmem::ptx::check_cta_groups(kHeader + body).ok());
+  std::string called = kHeader + body;
+  called.replace(called.find("\t// call helper;"), 16, "\tcall helper;    ");
+  const tmem::Status status = tmem::ptx::check_cta_groups(called);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message().find(".cta_group::1 (line 7, in helper) and .cta_group::2 "
+                                          "(line 15, in k)"),
+            std::string::npos)
+      << status.error().message();
+}
+
+// A string is not a comment: a path holding "/*" hides nothing after it from the check.
+TEST(PtxCtaGroups, ACommentMarkerInAStringHidesNothing) {
+  std::string text = module(2, 1);
+  text.insert(text.find(".shared"), ".file 1 \"/src/gen/*.cu\"\n");
+  const tmem::Status status = tmem::ptx::check_cta_groups(text);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().rule(), tmem::Rule::kOneCtaGroupPerKernel) << status.error().full_text();
+}
+
 // compile_ptx refuses the mix itself, before any backend runs (so also where ptxas would accept
 // the kernel because the mix spans two functions).
 TEST(PtxCtaGroups, CompilePtxRefusesTheMix) {
