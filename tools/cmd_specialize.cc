@@ -182,6 +182,7 @@ std::vector<OptionSpec> specialize_option_specs() {
                              {"--cta-group", true},
                              {"--transfer", true},
                              {"--specialization", true},
+                             {"--front-end", true},
                              {"--keep", true}});
 }
 
@@ -216,7 +217,7 @@ tmem::Result<tmem::KernelSource> kernel_source_of(const Args& args) {
   return source;
 }
 
-// --target, --backend, --keep, --specialization and the compiler flags.
+// --target, --backend, --front-end, --keep, --specialization and the compiler flags.
 tmem::Result<tmem::CompileOptions> compile_options_of(const Args& args, const CompilerFlags& flags,
                                                       Purpose purpose) {
   tmem::CompileOptions options;
@@ -227,6 +228,11 @@ tmem::Result<tmem::CompileOptions> compile_options_of(const Args& args, const Co
     auto parsed = tmem::parse_backend(*backend);
     if (!parsed) return parsed.error();
     options.backend = *parsed;
+  }
+  if (auto front_end = args.get("--front-end")) {
+    auto parsed = tmem::parse_front_end(*front_end);
+    if (!parsed) return parsed.error();
+    options.front_end = *parsed;
   }
   if (auto keep = args.get("--keep")) options.keep_dir = *keep;
   if (auto mode = args.get("--specialization")) {

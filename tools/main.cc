@@ -54,7 +54,8 @@ constexpr CommandEntry kCommands[] = {
      "                 [--no-wait] [--warp-arg] [--column-arg] [--cta-group 1|2]\n"
      "                 [-I DIR] [-D NAME[=V]] [-std=c++NN] [-default-device]\n"
      "                 [-Xnvrtc OPT]... [-Xptxas OPT]... [--precompile HEADER]... [--keep DIR]\n"
-     "                 [--specialization eager|lazy|generic] [--no-cache | --cache-dir DIR]"},
+     "                 [--specialization eager|lazy|generic] [--front-end nvrtc|nvcc]\n"
+     "                 [--no-cache | --cache-dir DIR]"},
     {"emulate", tmemjit_cli::cmd_emulate,
      "emulate FILE.ptx|FILE.cu [--entry E] [-o OUT.cubin|OUT.ptx] [--json]\n"
      "                 [--target T] [--backend B] [-I DIR] [-D NAME[=V]] [-Xnvrtc OPT]...\n"

@@ -248,6 +248,24 @@ TEST(CliSpecialize, EveryTargetAndTheCompilersOptions) {
   EXPECT_EQ(compile.exit_code, 0) << compile.err << compile.out;
 }
 
+// --front-end nvcc (docs/specialization.md "nvcc as the front end"), for a real target and for
+// the emulation, whose front end makes the PTX that is lowered.
+TEST(CliSpecialize, TheNvccFrontEnd) {
+  for (const char* target : {"sm_100a", "sm_90"}) {
+    const CliResult run = specialize(epilogue_args("d_x32_ld", "d_x32_st"),
+                                     {"--no-cache", "--front-end", "nvcc", "--target", target});
+    ASSERT_EQ(run.exit_code, 0) << target << ": " << run.err << run.out;
+    const auto j = nlohmann::json::parse(run.out);
+    EXPECT_EQ(j["headers"], "off: the nvcc front end has no in-process precompiled headers");
+    EXPECT_EQ(j["target"], target);
+  }
+  const CliResult wrong =
+      specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--no-cache", "--front-end", "clang"});
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err << wrong.out;
+  EXPECT_NE((wrong.out + wrong.err).find("allowed: nvrtc, nvcc"), std::string::npos)
+      << wrong.err << wrong.out;
+}
+
 TEST(CliSpecialize, EmulationTargetAndNoCache) {
   const CliResult r =
       specialize(epilogue_args("d_x32_ld", "d_x32_st"), {"--target", "sm_90", "--no-cache"});
