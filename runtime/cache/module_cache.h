@@ -24,7 +24,7 @@ namespace tmem {
 
 // Goes into every cache key (KeyBuilder::integer("format", ...)): bump it when the meaning of a
 // key or payload changes, so old entries stop matching.
-inline constexpr int64_t kCacheKeyFormatVersion = 1;
+inline constexpr int64_t kCacheKeyFormatVersion = 2;  // 2: options keyed field by field
 
 class ModuleCache {
  public:

@@ -9,6 +9,7 @@
 
 #include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/cache/options_key.h"
 #include "runtime/compile/backends.h"
 #include "runtime/compile/nvcc_front_end.h"
 #include "runtime/jit/compile_transfer.h"
@@ -156,16 +157,16 @@ bool has_header(const std::string& dir, const char* header) {
 }
 
 // The one key builder of both calls' contexts (docs/cache.md §Keys): which call compiles, the key
-// format, the target, the resolved backend, the PTX compile's options as text and each list
-// element on its own (so "a b" and "a", "b" differ), the compilers' versions, NVRTC's options in
-// order and libtmemjit's build.
+// format, the target, the resolved backend, the PTX compile's options field by field (key_options)
+// and each list element on its own (so "a b" and "a", "b" differ), the compilers' versions,
+// NVRTC's options in order and libtmemjit's build.
 Key128 context_digest(std::string_view call, const KernelContext& context, bool cuda) {
   KeyBuilder key;
   key.str("context", call);
   key.integer("format", kCacheKeyFormatVersion);
   key.str("target", to_string(context.options.target));
   key.str("backend", to_string(context.options.backend));
-  key.str("ptx compile", to_string(context.ptx));
+  key_options(key, context.ptx);  // field by field (runtime/cache/options_key.h)
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"extra option", &context.ptx.extra_options},
       {"ptx option", &context.ptx.ptx_options},
