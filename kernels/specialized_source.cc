@@ -190,7 +190,7 @@ std::string transfers_header(const PreparedTransfers& prepared, Target target) {
 
 namespace {
 // The unit without CompileOptions::precompile (specialized_source.h, cuda_unit).
-CudaUnit cuda_unit_alone(std::string_view source, std::string_view path);
+CudaUnit cuda_unit_alone(std::string_view source, std::string_view path, size_t reaching);
 }  // namespace
 
 std::string include_lines(std::span<const std::string> headers) {
@@ -199,9 +199,27 @@ std::string include_lines(std::span<const std::string> headers) {
   return lines;
 }
 
+std::vector<IncludeDirective> include_directives(std::string_view source) {
+  std::vector<IncludeDirective> directives;
+  const std::string code = code_only(source);
+  for (size_t line = 0; line < code.size();) {
+    size_t end = code.find('\n', line);
+    if (end == std::string::npos) end = code.size();
+    size_t at = code.find_first_not_of(" \t", line);
+    if (at < end && code[at] == '#') {
+      at = code.find_first_not_of(" \t", at + 1);
+      // The line as written (code_only keeps offsets), for an include scan of it alone.
+      if (at < end && code.compare(at, 7, "include") == 0)
+        directives.push_back({line, std::string(source.substr(line, end - line))});
+    }
+    line = end + 1;
+  }
+  return directives;
+}
+
 CudaUnit cuda_unit(std::string_view source, std::string_view path,
-                   std::span<const std::string> precompile) {
-  CudaUnit unit = cuda_unit_alone(source, path);
+                   std::span<const std::string> precompile, size_t reaching) {
+  CudaUnit unit = cuda_unit_alone(source, path, reaching);
   if (precompile.empty()) return unit;
   const std::string first = include_lines(precompile);
   if (!unit.prefix_header_name.empty()) {  // the headers first, then the user's prefix
@@ -219,11 +237,18 @@ CudaUnit cuda_unit(std::string_view source, std::string_view path,
 }
 
 namespace {
-CudaUnit cuda_unit_alone(std::string_view source, std::string_view path) {
+CudaUnit cuda_unit_alone(std::string_view source, std::string_view path, size_t reaching) {
   CudaUnit unit;
   const std::string code = code_only(source);
-  const size_t line = header_include_line(code);
+  size_t line = header_include_line(code);
   unit.includes_after = other_includes(code, line == std::string::npos ? 0 : line);
+  // Reached through a header of the main file: the stop goes before that header's #include, and
+  // the includes after it are the ones parsed again.
+  if (line == std::string::npos && reaching < source.size()) {
+    line = reaching;
+    const size_t end = code.find('\n', line);
+    unit.includes_after = end == std::string::npos ? 0 : other_includes(code, end + 1);
+  }
   if (line == std::string::npos) {
     unit.text = std::string(source);
     return unit;

@@ -73,8 +73,20 @@ struct CudaUnit {
 // of each, and exists wherever the source includes the transfers (also through a header, or not
 // at the top level): the source file is then that header's `#include`, the stop ";", `#line 1`,
 // and the source as it would be compiled without them.
+// `reaching`: where the source does not include the transfers' header itself, the offset of the
+// line of the main file's #include whose include closure reaches it (compile_kernel finds it with
+// the include scan; npos: none): the stop goes before that line, as before the header's own
+// include (docs/specialization.md "Header-only libraries").
 CudaUnit cuda_unit(std::string_view source, std::string_view path,
-                   std::span<const std::string> precompile = {});
+                   std::span<const std::string> precompile = {},
+                   size_t reaching = std::string_view::npos);
+
+// The main file's #include directives outside comments, in order: each line's offset and text.
+struct IncludeDirective {
+  size_t offset = 0;
+  std::string line;
+};
+std::vector<IncludeDirective> include_directives(std::string_view source);
 // `#include <H>` for each of `headers`, one per line.
 std::string include_lines(std::span<const std::string> headers);
 

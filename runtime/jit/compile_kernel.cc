@@ -184,13 +184,71 @@ Result<FrontEnd> compile_cuda_source_with_nvcc(
   return out;
 }
 
+// The main file's #include through which a source reaches <tmemjit/transfers.cuh> without writing
+// it (a header-only library's header calls the transfers): where the precompiled headers stop
+// (docs/specialization.md "Header-only libraries"). Each directive's closure is scanned alone,
+// without the transfers' header in memory, so that reaching it shows as that name missing.
+struct ReachingInclude {
+  size_t offset = std::string_view::npos;  // npos: none (or the source includes it itself)
+  std::string line;                        // the directive as written
+  bool brings_more = false;                // its closure has headers besides itself
+};
+
+ReachingInclude reaching_include(const KernelSource& source, const KernelContext& context) {
+  ReachingInclude found;
+  if (!context.options.precompile.empty()) return found;  // the user placed the stop
+  const std::vector<kernels::IncludeDirective> directives =
+      kernels::include_directives(source.text);
+  for (const kernels::IncludeDirective& directive : directives)
+    if (directive.line.find(kernels::kTransfersHeader) != std::string::npos) return found;
+  auto search = include_search_of(context.nvrtc);
+  if (!search.ok()) return found;
+  ClosureQuery query;
+  query.source_path = source.path;
+  query.include_dirs = std::move(search->include_dirs);
+  query.defines = std::move(search->defines);
+  for (const kernels::IncludeDirective& directive : directives) {
+    const std::string text = directive.line + "\n";
+    query.source = text;
+    auto closure = include_closure_cache().closure(query);
+    if (!closure.ok()) continue;
+    for (const std::string& missing : (*closure)->missing)
+      if (missing.starts_with(kernels::kTransfersHeader))
+        return {directive.offset, directive.line, (*closure)->files.size() > 1};
+  }
+  return found;
+}
+
+// The warning that headers are parsed again for every layout, with what to change; empty when
+// none are (or the user named the ones to parse once).
+std::string parsed_again_warning(const kernels::CudaUnit& unit, const KernelSource& source,
+                                 const KernelContext& context, const ReachingInclude& reaching) {
+  if (!context.options.precompile.empty()) return {};
+  const bool through_header = !unit.header_stop || reaching.offset != std::string_view::npos;
+  if (unit.includes_after == 0 && !reaching.brings_more) return {};
+  std::string what;
+  if (!through_header)
+    what = "the headers " + source.path + " includes after <tmemjit/transfers.cuh>";
+  else if (reaching.offset != std::string_view::npos)
+    what = source.path + " reaches <tmemjit/transfers.cuh> through '" + reaching.line +
+           "', so the headers included from there on";
+  else
+    what = source.path + " reaches <tmemjit/transfers.cuh> through a header, so its headers";
+  return what +
+         " are parsed again for every layout: name the ones to parse once in "
+         "CompileOptions::precompile (CLI --precompile HEADER)" +
+         (through_header ? "" : ", or include them before the transfers") +
+         " (docs/specialization.md, \"Header-only libraries\")";
+}
+
 Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const kernels::PreparedTransfers& prepared,
                                      const std::string& transfers_header,
                                      const KernelContext& context, const Includes& includes,
                                      std::string_view keep_stem) {
+  const ReachingInclude reaching = reaching_include(source, context);
   const kernels::CudaUnit unit =
-      kernels::cuda_unit(source.text, source.path, context.options.precompile);
+      kernels::cuda_unit(source.text, source.path, context.options.precompile, reaching.offset);
   std::vector<std::pair<std::string, std::string>> headers = {
       {std::string(kernels::kTransfersHeader), transfers_header}};
   if (!unit.prefix_header_name.empty())
@@ -200,16 +258,7 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
   std::vector<std::string> options = context.nvrtc;
   FrontEnd out;
   out.headers = pch_off_reason(unit, context);
-  if (context.options.precompile.empty() && unit.includes_after > 0)
-    out.warning = std::string(unit.header_stop ? "the headers " + source.path +
-                                                     " includes after <tmemjit/transfers.cuh>"
-                                               : source.path +
-                                                     " reaches <tmemjit/transfers.cuh> through "
-                                                     "a header, so its headers") +
-                  " are parsed again for every layout: name the ones to parse once in "
-                  "CompileOptions::precompile (CLI --precompile HEADER)" +
-                  (unit.header_stop ? ", or include them before the transfers" : "") +
-                  " (docs/specialization.md, \"Header-only libraries\")";
+  out.warning = parsed_again_warning(unit, source, context, reaching);
   // A precompiled header is keyed by the include digest too: one the scan cannot follow would
   // serve its old parse after an edit.
   if (out.headers.empty() && !includes.uncacheable.empty())
