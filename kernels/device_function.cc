@@ -140,7 +140,8 @@ std::span<const std::string_view> generated_identifiers() noexcept {
       // the locals of the generated bodies
       "warp_", "taddr_", "tm_", "l_", "a_", "ok_", "w_", "s_", "acc_", "v_", "bits_", "c_", "r_",
       "s", "i", "r", "tmem", "dst", "generic", "slab", "lane", "event", "id", "address", "rows",
-      "width", "old", "smem_result", "smem_address", "columns",
+      "width", "old", "smem_result", "smem_address", "columns", "flags", "first_", "last_",
+      "pending_",
       // the namespaces, types and helpers it names
       "emu", "detail", "EmuState", "emu_state", "alloc", "dealloc", "fence_before_sync",
       "fence_after_sync", "cluster_sync", "record", "resolve", "wait", "cta", "status"};

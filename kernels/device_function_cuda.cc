@@ -391,10 +391,10 @@ std::string cuda_lifecycle(Target target, bool extern_state, int cta_group) {
        << "  // Strict mode: columns an MMA writes until its commit (header word "
        << kEmuHeaderPending << ").\n"
        << "  if ((emu_state.flags & 1ull) != 0ull) {\n"
-       << "    const " << kU << " first = column / 32u, last = (column + width - 1u) / 32u;\n"
-       << "    const " << kU << " pending = status()[" << kEmuStatusWords + kEmuHeaderPending
-       << "] >> first;\n"
-       << "    if ((pending & ((2u << (last - first)) - 1u)) != 0u)\n"
+       << "    const " << kU << " first_ = column / 32u, last_ = (column + width - 1u) / 32u;\n"
+       << "    const " << kU << " pending_ = status()[" << kEmuStatusWords + kEmuHeaderPending
+       << "] >> first_;\n"
+       << "    if ((pending_ & ((2u << (last_ - first_)) - 1u)) != 0u)\n"
        << "      record(" << static_cast<unsigned>(EmuEvent::kStrictPending)
        << "u, id, address);\n  }\n  return true;\n}\n"
        << "__device__ __forceinline__ void wait() {\n  __threadfence_block();\n  __syncwarp();\n}\n"

@@ -10,6 +10,7 @@ namespace tmemjit {
 struct EmuState {
   unsigned int* tmem;    // 65536 words per CTA: lane-major, 512 columns per lane
   unsigned int* status;  // 2064 words per CTA: two per thread, then the header (word 0: allocated columns)
+  unsigned long long flags;  // bit 0: strict mode (docs/emulation.md)
 };
 __device__ EmuState emu_state;
 namespace emu {
@@ -56,6 +57,13 @@ __device__ __forceinline__ bool resolve(unsigned int id, unsigned int& address, 
   if (column + width > status()[2048]) {
     record(2u, id, address);
     return false;
+  }
+  // Strict mode: columns an MMA writes until its commit (header word 8).
+  if ((emu_state.flags & 1ull) != 0ull) {
+    const unsigned int first_ = column / 32u, last_ = (column + width - 1u) / 32u;
+    const unsigned int pending_ = status()[2056] >> first_;
+    if ((pending_ & ((2u << (last_ - first_)) - 1u)) != 0u)
+      record(15u, id, address);
   }
   return true;
 }
