@@ -222,7 +222,25 @@ __device__ __forceinline__ u32 cluster_address(u32 smem, u32 rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem), "r"(rank));
   return remote;
 }
+
+}  // namespace
+// The kernel's dynamic shared memory (any kernel has its start, used or not): an address inside
+// this CTA's shared window.
+extern __shared__ __align__(16) unsigned char dynamic_smem[];
+namespace {
+
+// A matrix descriptor holds 14 bits of address >> 4 (9.7.16.4.1): the offset in the CTA's own
+// shared memory. A shared::cta address carries more than that in a cluster: measured on an H100
+// (compute-sanitizer), the descriptor's 0x400 read with ld.shared by the cluster's CTA 1 was CTA
+// 0's memory. So the offset is put back into this CTA's window, whose base is that of any
+// address inside it with the low 18 bits cleared.
+__device__ __forceinline__ u32 own_shared(u32 offset) {
+  const u32 inside = static_cast<u32>(__cvta_generic_to_shared(dynamic_smem));
+  return (inside & ~0x3FFFFu) | (offset & 0x3FFFFu);
+}
+
 __device__ __forceinline__ void load_unit(u32 smem, bool remote, u32 rank, u32* out) {
+  smem = own_shared(smem);
   if (remote) {
     asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(out[0]), "=r"(out[1]), "=r"(out[2]), "=r"(out[3])
@@ -236,6 +254,7 @@ __device__ __forceinline__ void load_unit(u32 smem, bool remote, u32 rank, u32* 
 // `bytes` (1, 2 or 4) at a shared address of the given CTA, zero-extended.
 __device__ __forceinline__ u32 load_bytes(u32 smem, u32 bytes, bool remote, u32 rank) {
   u32 value;
+  smem = own_shared(smem);
   if (remote) smem = cluster_address(smem, rank);
   if (bytes == 1u) {
     if (remote)
