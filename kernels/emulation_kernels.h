@@ -98,7 +98,11 @@ Result<SplitImage> split_image(const Opcode& op);
 // allocated columns.
 inline constexpr const char* kEmuStateSymbol = "_ZN7tmemjit9emu_stateE";
 inline constexpr std::size_t kEmuHeaderWords = 16;
-inline constexpr std::size_t kEmuUserStatusWords = kEmuStatusWords + kEmuHeaderWords;
+// Then the queue of MMAs waiting for a thread to compute them (kernels/emu/tcgen05_emulation.cuh
+// "The MMA queue"; its kStatusWords is this total).
+inline constexpr std::size_t kEmuQueueWords = 544;
+inline constexpr std::size_t kEmuUserStatusWords =
+    kEmuStatusWords + kEmuHeaderWords + kEmuQueueWords;
 enum class EmuEvent : std::uint32_t {
   kNone = 0,
   kSlab = 1,          // lanes outside the warp's lane slab (rule R17): access skipped

@@ -609,6 +609,7 @@ enum class Family {
   kMax3,
   kTensorCopy,
   kSetMaxNReg,
+  kMbarrierWait,
   kCount,
 };
 
@@ -629,7 +630,8 @@ constexpr std::array<const char*, static_cast<size_t>(Family::kCount)> kFamilyNa
     "min3",
     "max3",
     "cp.async.bulk.tensor",
-    "setmaxnreg"};
+    "setmaxnreg",
+    "mbarrier wait (helps the MMA queue)"};
 
 // An instruction statement taken apart: [@guard] opcode operands;
 struct Instruction {
@@ -764,6 +766,8 @@ class Lowering {
                    std::vector<ErrorDetail>{{"line", line}});
     }
     out_.reserve(source_.size() + source_.size() / 4);
+    // A module that issues MMAs has its waits help compute them (see instruction()).
+    help_at_waits_ = blank_.find("tcgen05.mma") != std::string::npos;
     Scanner scanner(blank_, name_);
     for (;;) {
       auto next = scanner.next();
@@ -883,6 +887,15 @@ class Lowering {
     const std::string_view head = op.substr(0, op.find('.'));
     std::optional<Family> family;
     Lowered lowered = std::string();
+    if (head == "mbarrier" && help_at_waits_ &&
+        (op.starts_with("mbarrier.try_wait") || op.starts_with("mbarrier.test_wait"))) {
+      // The MMAs are computed by the threads that wait (kernels/emu/tcgen05_emulation.cuh "The
+      // MMA queue"): the wait stays, with a call before it (inside a wait loop, each try helps).
+      count(Family::kMbarrierWait);
+      assign_id(in);
+      insert_before(s, "{ call tmemjit_emu_help, (); } ");
+      return ok();
+    }
     if (head == "tcgen05") {
       lowered = tcgen05(in, family);
     } else if (head == "clusterlaunchcontrol") {
@@ -942,6 +955,12 @@ class Lowering {
   }
 
   void count(Family family) { ++counts_[static_cast<size_t>(family)]; }
+
+  void insert_before(const Statement& s, const std::string& text) {
+    out_.append(source_.substr(copied_, s.begin - copied_));
+    out_ += text;
+    copied_ = s.begin;
+  }
 
   void replace(const Statement& s, const std::string& text) {
     out_.append(source_.substr(copied_, s.begin - copied_));
@@ -1667,6 +1686,7 @@ class Lowering {
   size_t copied_ = 0;
   int depth_ = 0;
   bool target_seen_ = false;
+  bool help_at_waits_ = false;
   RegisterTable registers_;
   std::vector<std::string> instructions_, notes_;
   std::uint32_t next_id_;

@@ -19,6 +19,8 @@
 //   min/max .f32 with three sources                     abs (for .abs), then two min/max
 //   cp.async.bulk.tensor .cta_group::1                  the same TMA without the qualifier
 //   setmaxnreg (sm_90a only)                            dropped: a register-allocation request
+//   mbarrier.try_wait / test_wait (a module with MMAs)   kept, after a call of tmemjit_emu_help:
+//                                                       waiting threads compute the queued MMAs
 // The device library (kernels/emu/tcgen05_emulation.cuh) defines the tmemjit_emu_* functions other
 // than the ld/st ones; the ABI is /work/emu-spec/ABI.md (parameters .b32/.b64 in the documented
 // order, immediates stored as they are, predicates through selp.u32, 32-bit registers widened).

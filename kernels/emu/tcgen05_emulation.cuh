@@ -45,6 +45,7 @@
 //   log2(columns / 32) + 1 of the allocation that starts there, else 0; 5  the previous
 //   allocation's column count; 6, 7  the TMA shadow's lock and bytes; 8  strict mode's pending
 //   chunks (a bitmap, as word 1); 15  the header lock.
+// Then the MMA queue (status word 2064 + i, kQueue*; zeroed by the host too).
 #ifndef TMEMJIT_UMMA_DECODE_CUH
 #include "kernels/emu/umma_decode.cuh"
 #endif
@@ -103,7 +104,38 @@ enum : u32 {
   kColumns = 512,
   kChunkColumns = 32,
   kCtaWords = kLanes * kColumns,
-  kStatusWords = 2064,
+  // Per CTA: the status slots (2048), the header (16), the MMA queue (kQueueWords): kernels/
+  // emulation_kernels.h kEmuUserStatusWords, checked by tests/kernels/user_emulation_test.cc.
+  kStatusWords = 2048 + 16 + 544,
+};
+
+// The MMA work queue (see "The MMA queue" below), after the header: words of queue_of(cta).
+enum : u32 {
+  kQueueWord = 2064,
+  kQueueIssued = 0,   // MMAs enqueued so far (their indices are 0, 1, ...)
+  kQueueTicket = 1,   // work items claimed so far: item t is band t % kBands of MMA t / kBands
+  kQueueLock = 2,     // the enqueue lock
+  kQueueLastKey = 3,  // the geometry key of the last MMA enqueued (see geometry_key)
+  kQueueBandDone = 32,  // [kBands]: MMAs whose band b is done
+  kQueueEntries = 160,  // [kSlots] entries of kEntryWords
+  kBands = 128,
+  kSlots = 16,
+  kEntryWords = 24,
+  // An entry: the MMA's ABI arguments, then its progress.
+  kEntryDTaddr = 0,
+  kEntryADesc = 1,  // and 2 (low, high)
+  kEntryATaddr = 3,
+  kEntryBDesc = 4,  // and 5
+  kEntryIdesc = 6,
+  kEntryFlags = 7,
+  kEntrySerial = 8,     // 1: waits for the whole previous MMA, not band by band
+  kEntryBandsDone = 9,  // bands computed
+  kEntryFinished = 10,  // index + 1 of the last MMA of this slot whose commits arrived
+  kEntryCommits = 11,   // kCommitDone | the number of commits attached
+  kEntryTargets = 12,   // [kCommitTargets] x (address, kTargetMulticast | cta mask)
+  kCommitTargets = 4,
+  kCommitDone = 0x80000000u,
+  kTargetMulticast = 0x10000u,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -407,9 +439,10 @@ __device__ bool pair_columns_allocated(const Pair& pair, u32 taddr, u32 width, u
 }
 
 // ---------------------------------------------------------------------------------------------
-// MMA (9.7.16.10.9.1): D[m][n] (+)= sum over k of A[m][k] * B[n][k], computed here by the one
-// issuing thread, synchronously. That is legal: completion is promised only through a later
-// tcgen05.commit, whose mbarrier arrive follows these writes.
+// MMA (9.7.16.10.9.1): D[m][n] (+)= sum over k of A[m][k] * B[n][k], computed a row at a time by
+// the threads the MMA queue hands the rows to (or, in strict mode, by the issuing thread at issue).
+// That is legal: completion is promised only through a later tcgen05.commit, whose mbarrier arrive
+// follows these writes.
 
 // One 256-bit K slice of a row of A or B: the 32 bytes of K one MMA reads per row (9.7.16.3.3:
 // two 16-byte units; K = 256 bits / element bits for every kind), element k at bit
@@ -496,26 +529,24 @@ struct MmaPlan {
   Pair pair;
 };
 
-// Decodes and checks one MMA; false: skipped (the event is recorded).
-__device__ __forceinline__ bool plan_mma(u32 d_taddr, u64 a_desc, u32 a_taddr, u64 b_desc,
-                                         u32 idesc, u32 flags, u32 id, MmaPlan& plan) {
-  const u32 cta_group = flags & 3u;
-  plan.kind = (flags >> 2) & 15u;
-  plan.a_in_tmem = ((flags >> 6) & 1u) != 0u;
-  plan.accumulate = ((flags >> 7) & 1u) != 0u;
-  if (plan.kind > umma::kKindI8) {  // block-scaled kinds: the lowering refuses them
-    record(kEventUnsupported, id, flags);
-    return false;
-  }
-  if (!note_cta_group(cta_group, id)) return false;
-  const umma::InstrDescriptor i = umma::decode_instr_descriptor(idesc);
-  const umma::SmemDescriptor a = umma::decode_smem_descriptor(a_desc);
-  const umma::SmemDescriptor b = umma::decode_smem_descriptor(b_desc);
-  const u32 form = umma::check_mma(plan.kind, cta_group, i, plan.a_in_tmem, a, b);
-  if (form != umma::kMmaFormOk) {
-    record(kEventMmaForm, id, form);
-    return false;
-  }
+// One tcgen05.mma as the lowering passes it (the ABI's arguments of tmemjit_emu_mma).
+struct MmaArgs {
+  u32 d_taddr;
+  u64 a_desc;
+  u32 a_taddr;
+  u64 b_desc;
+  u32 idesc, flags;
+};
+
+// The plan of an MMA whose form was checked (plan_mma): descriptors decoded, no events.
+__device__ __forceinline__ void decode_plan(const MmaArgs& x, MmaPlan& plan) {
+  const u32 cta_group = x.flags & 3u;
+  plan.kind = (x.flags >> 2) & 15u;
+  plan.a_in_tmem = ((x.flags >> 6) & 1u) != 0u;
+  plan.accumulate = ((x.flags >> 7) & 1u) != 0u;
+  const umma::InstrDescriptor i = umma::decode_instr_descriptor(x.idesc);
+  const umma::SmemDescriptor a = umma::decode_smem_descriptor(x.a_desc);
+  const umma::SmemDescriptor b = umma::decode_smem_descriptor(x.b_desc);
   plan.m = i.m;
   plan.n = i.n;
   plan.rows = umma::rows_per_cta(i.m, cta_group);
@@ -528,22 +559,43 @@ __device__ __forceinline__ bool plan_mma(u32 d_taddr, u64 a_desc, u32 a_taddr, u
                    umma::operand_type(plan.kind, i.a_format), i.a_mn_major != 0u, false, 0u};
   plan.b = Operand{umma::make_unit_map(b, i.b_mn_major != 0u),
                    umma::operand_type(plan.kind, i.b_format), i.b_mn_major != 0u, false, 0u};
-  plan.d_lane = d_taddr >> 16;
-  plan.d_column = d_taddr & 0xFFFFu;
-  plan.a_lane = a_taddr >> 16;
-  plan.a_column = a_taddr & 0xFFFFu;
+  plan.d_lane = x.d_taddr >> 16;
+  plan.d_column = x.d_taddr & 0xFFFFu;
+  plan.a_lane = x.a_taddr >> 16;
+  plan.a_column = x.a_taddr & 0xFFFFu;
+}
+
+// Decodes and checks one MMA; false: skipped (the event is recorded).
+__device__ __forceinline__ bool plan_mma(const MmaArgs& x, u32 id, MmaPlan& plan) {
+  const u32 cta_group = x.flags & 3u;
+  const u32 kind = (x.flags >> 2) & 15u;
+  if (kind > umma::kKindI8) {  // block-scaled kinds: the lowering refuses them
+    record(kEventUnsupported, id, x.flags);
+    return false;
+  }
+  if (!note_cta_group(cta_group, id)) return false;
+  const umma::InstrDescriptor i = umma::decode_instr_descriptor(x.idesc);
+  const u32 form =
+      umma::check_mma(kind, cta_group, i, ((x.flags >> 6) & 1u) != 0u,
+                      umma::decode_smem_descriptor(x.a_desc), umma::decode_smem_descriptor(x.b_desc));
+  if (form != umma::kMmaFormOk) {
+    record(kEventMmaForm, id, form);
+    return false;
+  }
+  decode_plan(x, plan);
   // Lane alignment (9.7.16.10.5): 0, or 0/16 for Layout F, the same for A and D.
   if (!umma::d_lane_valid(plan.d_lane, i.m, cta_group)) {
-    record(kEventTmemLanes, id, d_taddr);
+    record(kEventTmemLanes, id, x.d_taddr);
     return false;
   }
   if (plan.a_in_tmem && plan.a_lane != plan.d_lane) {
-    record(kEventTmemLanes, id, a_taddr);
+    record(kEventTmemLanes, id, x.a_taddr);
     return false;
   }
-  if (!pair_columns_allocated(plan.pair, d_taddr, umma::d_column_extent(i.m, i.n, cta_group), id))
+  if (!pair_columns_allocated(plan.pair, x.d_taddr, umma::d_column_extent(i.m, i.n, cta_group),
+                              id))
     return false;
-  if (plan.a_in_tmem && !pair_columns_allocated(plan.pair, a_taddr, 8u, id)) return false;
+  if (plan.a_in_tmem && !pair_columns_allocated(plan.pair, x.a_taddr, 8u, id)) return false;
   return true;
 }
 
@@ -761,63 +813,95 @@ __device__ __forceinline__ DChunk load_d_chunk(const u32* cells) {
   return d;
 }
 
-// D rows [0, rows) of one CTA of the MMA (`part` of the pair) for the D columns [n_begin, n_end)
-// whose B columns [b_begin, ...) come from one CTA (`b`). A row of A is prepared once, then each
-// column of B is loaded and multiplied against it.
+__device__ __forceinline__ void store_d_chunk(u32* cells, const DChunk& d) {
+  if ((reinterpret_cast<unsigned long long>(cells) & 15ull) == 0ull) {
+#pragma unroll
+    for (u32 q = 0; q < kDChunk; q += 4u)
+      asm volatile("st.relaxed.gpu.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(cells + q),
+                   "r"(d.cell[q]), "r"(d.cell[q + 1u]), "r"(d.cell[q + 2u]), "r"(d.cell[q + 3u]));
+  } else {
+#pragma unroll
+    for (u32 j = 0; j < kDChunk; ++j) store_cell(cells + j, d.cell[j]);
+  }
+}
+
+// Row `row` of one CTA of the MMA (`part` of the pair) for the D columns [n_begin, n_end) whose B
+// columns [b_begin, ...) come from one CTA (`b`). The row of A is prepared once, then each column
+// of B is loaded and multiplied against it; D is read and written 8 cells at a time.
 template <u32 kKind>
-__device__ __forceinline__ void mma_block(const MmaPlan& plan, u32 part, u32 n_begin, u32 n_end,
-                                          const Operand& b, u32 b_begin) {
+__device__ __forceinline__ void mma_row(const MmaPlan& plan, u32 part, u32 row, u32 n_begin,
+                                        u32 n_end, const Operand& b, u32 b_begin) {
   constexpr u32 kPass = columns_per_pass(kKind);
   Operand a_operand = plan.a;
   a_operand.rank = plan.pair.rank(part);
   a_operand.remote = a_operand.rank != plan.pair.own_rank;
   u32* region = tmem_of(plan.pair.cta(part));
+  // D's columns [n_begin, n_end) of this row are contiguous cells from `place`.
+  const umma::TmemOffset place = umma::d_offset(row, n_begin, plan.m, plan.n, plan.pair.parts);
+  const Slice a_slice =
+      plan.a_in_tmem
+          ? load_tmem_slice(region + (plan.a_lane + place.lane) * kColumns + plan.a_column)
+          : load_slice(a_operand, row);
+  const Prepared<kKind> a = prepare<kKind>(a_slice, plan.a.type, plan.negate_a);
+  u32* d_cells = region + (plan.d_lane + place.lane) * kColumns + plan.d_column + place.column;
 #pragma unroll 1
-  for (u32 row = 0; row < plan.rows; ++row) {
-    // D's columns [n_begin, n_end) of this row are contiguous cells from `place`.
-    const umma::TmemOffset place = umma::d_offset(row, n_begin, plan.m, plan.n, plan.pair.parts);
-    const Slice a_slice =
-        plan.a_in_tmem
-            ? load_tmem_slice(region + (plan.a_lane + place.lane) * kColumns + plan.a_column)
-            : load_slice(a_operand, row);
-    const Prepared<kKind> a = prepare<kKind>(a_slice, plan.a.type, plan.negate_a);
-    u32* d_cells = region + (plan.d_lane + place.lane) * kColumns + plan.d_column + place.column;
+  for (u32 c0 = 0; c0 < n_end - n_begin; c0 += kDChunk) {
+    DChunk old{}, fresh{};
+    if (plan.accumulate) old = load_d_chunk(d_cells + c0);
 #pragma unroll 1
-    for (u32 c0 = 0; c0 < n_end - n_begin; c0 += kDChunk) {
-      DChunk old{};
-      if (plan.accumulate) old = load_d_chunk(d_cells + c0);
-#pragma unroll 1
-      for (u32 j0 = 0; j0 < kDChunk; j0 += kPass) {
-        // Not unrolled (code size); the chunk's cells move down by a pass each time instead of
-        // being indexed by j0 (which would put them in local memory).
-        Slice b_slices[kPass];
+    for (u32 j0 = 0; j0 < kDChunk; j0 += kPass) {
+      // Not unrolled (code size); the chunk's cells move down by a pass each time instead of
+      // being indexed by j0 (which would put them in local memory).
+      Slice b_slices[kPass];
 #pragma unroll
-        for (u32 j = 0; j < kPass; ++j) b_slices[j] = load_slice(b, b_begin + c0 + j0 + j);
+      for (u32 j = 0; j < kPass; ++j) b_slices[j] = load_slice(b, b_begin + c0 + j0 + j);
 #pragma unroll
-        for (u32 j = 0; j < kPass; ++j) {
-          const Prepared<kKind> b_values = prepare<kKind>(b_slices[j], b.type, plan.negate_b);
-          store_cell(d_cells + c0 + j0 + j, cell_result<kKind>(plan, a, b_values, old.cell[j]));
-        }
+      for (u32 i = 0; i + kPass < kDChunk; ++i) fresh.cell[i] = fresh.cell[i + kPass];
 #pragma unroll
-        for (u32 i = 0; i + kPass < kDChunk; ++i) old.cell[i] = old.cell[i + kPass];
+      for (u32 j = 0; j < kPass; ++j) {
+        const Prepared<kKind> b_values = prepare<kKind>(b_slices[j], b.type, plan.negate_b);
+        fresh.cell[kDChunk - kPass + j] = cell_result<kKind>(plan, a, b_values, old.cell[j]);
       }
+#pragma unroll
+      for (u32 i = 0; i + kPass < kDChunk; ++i) old.cell[i] = old.cell[i + kPass];
     }
+    store_d_chunk(d_cells + c0, fresh);
   }
 }
 
-// All of one MMA of kind kKind: each CTA's rows (part), and D's columns split where B's source
-// CTA changes (cta_group::2: B columns [0, N/2) in the even CTA, [N/2, N) in the odd one, each
-// CTA's descriptor describing its N/2 columns) or where Layout B's halves change lanes.
+// Rows [first, last) of the MMA, counting the even CTA's rows first (cta_group::2), each with all
+// of D's columns, split where B's source CTA changes (cta_group::2: B columns [0, N/2) in the even
+// CTA, [N/2, N) in the odd one, each CTA's descriptor describing its N/2 columns).
 template <u32 kKind>
-__device__ __forceinline__ void run_mma(const MmaPlan& plan) {
-  for (u32 part = 0; part < plan.pair.parts; ++part) {
+__device__ __forceinline__ void run_rows(const MmaPlan& plan, u32 first, u32 last) {
+  const u32 columns = plan.n / plan.pair.parts;
+#pragma unroll 1
+  for (u32 r = first; r < last; ++r) {
+    const u32 part = r / plan.rows;
+#pragma unroll 1
     for (u32 b_part = 0; b_part < plan.pair.parts; ++b_part) {
       Operand b = plan.b;
       b.rank = plan.pair.rank(b_part);
       b.remote = b.rank != plan.pair.own_rank;
-      const u32 columns = plan.n / plan.pair.parts;
-      mma_block<kKind>(plan, part, b_part * columns, (b_part + 1u) * columns, b, 0u);
+      mma_row<kKind>(plan, part, r % plan.rows, b_part * columns, (b_part + 1u) * columns, b, 0u);
     }
+  }
+}
+
+__device__ void run_mma_rows(const MmaPlan& plan, u32 first, u32 last) {
+  switch (plan.kind) {
+    case umma::kKindF16:
+      run_rows<umma::kKindF16>(plan, first, last);
+      break;
+    case umma::kKindTf32:
+      run_rows<umma::kKindTf32>(plan, first, last);
+      break;
+    case umma::kKindF8f6f4:
+      run_rows<umma::kKindF8f6f4>(plan, first, last);
+      break;
+    default:
+      run_rows<umma::kKindI8>(plan, first, last);
+      break;
   }
 }
 
@@ -836,6 +920,180 @@ __device__ __forceinline__ u32 generic_to_cluster(u64 generic) {
 __device__ __forceinline__ void arrive_one(u32 cluster_mbar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_mbar)
                : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The MMA queue (docs/emulation.md §The MMA queue). An MMA is asynchronous: it completes only
+// through a later tcgen05.commit, whose mbarrier arrive follows its TMEM writes (9.7.16.6.x,
+// 9.7.16.12.1). So the issuing thread only enqueues it; the threads that wait on an mbarrier (the
+// lowering calls tmemjit_emu_help before each mbarrier.try_wait/test_wait) compute it, a band of
+// kBands rows each (a warp takes 32 bands at once), and the last band's thread makes the arrives
+// of the commits attached to it. Ordering: band b of MMA i starts once band b of MMA i - 1 is done
+// (the same rows: equal geometry keys), or once all of MMA i - 1 is (a different geometry); so
+// when every band of MMA i is done, so is every earlier MMA, as a commit promises. The queue lives
+// in the CTA's status words (the host zeroes them); strict mode computes at issue instead.
+
+__device__ __forceinline__ u32 load_acquire(const u32* word) {
+  u32 value;
+  asm volatile("ld.acquire.gpu.b32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
+  return value;
+}
+__device__ __forceinline__ void store_release(u32* word, u32 value) {
+  asm volatile("st.release.gpu.b32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+}
+__device__ __forceinline__ u32* queue_of(u32 cta_index) { return status_of(cta_index) + kQueueWord; }
+__device__ __forceinline__ u32* entry_of(u32* q, u32 index) {
+  return q + kQueueEntries + (index % kSlots) * kEntryWords;
+}
+__device__ __forceinline__ MmaArgs entry_args(const u32* e) {
+  MmaArgs x;
+  x.d_taddr = e[kEntryDTaddr];
+  x.a_desc = (static_cast<u64>(e[kEntryADesc + 1u]) << 32) | e[kEntryADesc];
+  x.a_taddr = e[kEntryATaddr];
+  x.b_desc = (static_cast<u64>(e[kEntryBDesc + 1u]) << 32) | e[kEntryBDesc];
+  x.idesc = e[kEntryIdesc];
+  x.flags = e[kEntryFlags];
+  return x;
+}
+// MMAs with equal keys map row r to the same TMEM lanes, so band b depends only on band b.
+__device__ __forceinline__ u32 geometry_key(const MmaPlan& plan) {
+  return plan.m | (plan.n << 9) | (plan.pair.parts << 18) | ((plan.d_lane & 127u) << 20);
+}
+
+// A commit's mbarrier: one arrive, or one in each CTA of the multicast mask.
+__device__ void arrive_target(u32 address, u32 target) {
+  if ((target & kTargetMulticast) == 0u) {
+    arrive_one(address);
+    return;
+  }
+  for (u32 rank = 0; rank < 16u; ++rank)
+    if ((target & (1u << rank)) != 0u) arrive_one(cluster_address(address, rank));
+}
+
+// Every band of MMA `index` is done: its commits arrive (after every helper's TMEM writes, which
+// each made visible before counting its band), then the slot is free for index + kSlots.
+__device__ void finish_mma(u32* e, u32 index) {
+  __threadfence();
+  const u32 commits = atomicOr(e + kEntryCommits, kCommitDone);
+  __threadfence();
+  for (u32 k = 0; k < (commits & ~kCommitDone); ++k)
+    arrive_target(e[kEntryTargets + 2u * k], e[kEntryTargets + 2u * k + 1u]);
+  store_release(e + kEntryFinished, index + 1u);
+}
+
+// Computes work item `ticket` (band ticket % kBands of MMA ticket / kBands) once its rows' earlier
+// MMAs are done.
+__device__ void run_ticket(u32* q, u32 ticket) {
+  const u32 index = ticket / kBands;
+  const u32 band = ticket % kBands;
+  while (load_acquire(q + kQueueIssued) <= index) {
+  }  // the claim's leader saw it issued: this thread's acquire of the entry
+  u32* e = entry_of(q, index);
+  if (e[kEntrySerial] != 0u) {
+    while (load_acquire(entry_of(q, index - 1u) + kEntryFinished) < index) __nanosleep(32);
+  } else {
+    while (load_acquire(q + kQueueBandDone + band) < index) __nanosleep(32);
+  }
+  // The operands were written by TMA or by other threads, which the issuer observed (its
+  // mbarrier wait) before enqueueing: order this thread's reads after that, at cluster scope.
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+  MmaPlan plan;
+  decode_plan(entry_args(e), plan);
+  const u32 rows = plan.pair.parts * plan.rows;
+  run_mma_rows(plan, band * rows / kBands, (band + 1u) * rows / kBands);
+  __threadfence();
+  atomicAdd(q + kQueueBandDone + band, 1u);
+  if (atomicAdd(e + kEntryBandsDone, 1u) == kBands - 1u) finish_mma(e, index);
+}
+
+// Claims up to one item per calling lane of the warp (the first active lane claims for all) and
+// computes it. false: nothing was left to claim.
+__device__ bool help_one(u32* q) {
+  const u32 active = __activemask();
+  const u32 lane = lane_id();
+  const u32 leader = static_cast<u32>(__ffs(active)) - 1u;
+  u32 first = 0u, count = 0u;
+  if (lane == leader) {
+    for (u32 attempt = 0; attempt < 8u; ++attempt) {
+      const u32 available = load_acquire(q + kQueueIssued) * kBands;
+      const u32 ticket = load_acquire(q + kQueueTicket);
+      if (ticket >= available) break;
+      const u32 wanted = min(static_cast<u32>(__popc(active)), available - ticket);
+      if (atomicCAS(q + kQueueTicket, ticket, ticket + wanted) == ticket) {
+        first = ticket;
+        count = wanted;
+        break;
+      }
+    }
+  }
+  first = __shfl_sync(active, first, leader);
+  count = __shfl_sync(active, count, leader);
+  const u32 rank = static_cast<u32>(__popc(active & ((1u << lane) - 1u)));
+  if (rank < count) run_ticket(q, first + rank);
+  return count != 0u;
+}
+
+// Helps until every MMA enqueued so far is finished (before a dealloc, cp or shift, which would
+// otherwise overtake them).
+__device__ void drain_queue() {
+  u32* q = queue_of(cta());
+  const u32 issued = load_acquire(q + kQueueIssued);
+  if (issued == 0u) return;
+  const u32* last = entry_of(q, issued - 1u);
+  while (load_acquire(last + kEntryFinished) < issued)
+    if (!help_one(q)) __nanosleep(64);
+}
+
+__device__ void enqueue_mma(const MmaArgs& x, const MmaPlan& plan) {
+  u32* q = queue_of(cta());
+  while (atomicCAS(q + kQueueLock, 0u, 1u) != 0u) __nanosleep(32);
+  __threadfence();
+  const u32 index = load_acquire(q + kQueueIssued);
+  u32* e = entry_of(q, index);
+  // The slot's previous MMA must be finished first (a full queue: help).
+  while (index >= kSlots && load_acquire(e + kEntryFinished) < index - kSlots + 1u)
+    if (!help_one(q)) __nanosleep(64);
+  e[kEntryDTaddr] = x.d_taddr;
+  e[kEntryADesc] = static_cast<u32>(x.a_desc);
+  e[kEntryADesc + 1u] = static_cast<u32>(x.a_desc >> 32);
+  e[kEntryATaddr] = x.a_taddr;
+  e[kEntryBDesc] = static_cast<u32>(x.b_desc);
+  e[kEntryBDesc + 1u] = static_cast<u32>(x.b_desc >> 32);
+  e[kEntryIdesc] = x.idesc;
+  e[kEntryFlags] = x.flags;
+  const u32 key = geometry_key(plan);
+  e[kEntrySerial] = index > 0u && q[kQueueLastKey] != key ? 1u : 0u;
+  q[kQueueLastKey] = key;
+  e[kEntryBandsDone] = 0u;
+  e[kEntryCommits] = 0u;
+  __threadfence();
+  store_release(q + kQueueIssued, index + 1u);
+  atomicExch(q + kQueueLock, 0u);
+}
+
+// A commit: its arrive waits for the last MMA enqueued (and so for every earlier one). Attached
+// to that MMA unless it is finished (then the arrive is made now); a fifth commit on one MMA
+// helps until it is.
+__device__ void commit_after_queue(u32 address, u32 target) {
+  u32* q = queue_of(cta());
+  const u32 issued = load_acquire(q + kQueueIssued);
+  if (issued != 0u) {
+    u32* e = entry_of(q, issued - 1u);
+    for (;;) {
+      const u32 commits = load_acquire(e + kEntryCommits);
+      if ((commits & kCommitDone) != 0u) break;
+      if (commits >= kCommitTargets) {
+        drain_queue();
+        break;
+      }
+      e[kEntryTargets + 2u * commits] = address;
+      e[kEntryTargets + 2u * commits + 1u] = target;
+      __threadfence();
+      if (atomicCAS(e + kEntryCommits, commits, commits + 1u) == commits) return;
+    }
+  }
+  __threadfence();
+  arrive_target(address, target);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -921,7 +1179,10 @@ extern "C" __device__ __noinline__ void tmemjit_emu_dealloc(unsigned int taddr, 
                                                             unsigned int cta_group,
                                                             unsigned int id) {
   using namespace tmemjit::emu;
-  if (lane_id() == 0u && note_cta_group(cta_group, id)) free_columns(taddr, ncols, id);
+  if (lane_id() == 0u && note_cta_group(cta_group, id)) {
+    drain_queue();  // a queued MMA may still write these columns
+    free_columns(taddr, ncols, id);
+  }
   __syncwarp();
 }
 
@@ -935,7 +1196,8 @@ extern "C" __device__ __noinline__ void tmemjit_emu_relinquish(unsigned int cta_
 }
 
 // tcgen05.mma.cta_group.kind [d], a_desc|[a_tmem], b_desc, idesc, enable_input_d (9.7.16.10.9.1),
-// computed now by the calling thread. flags: bits 0-1 cta_group, 2-5 kind (0 f16, 1 tf32,
+// checked now and enqueued (computed by the threads that wait: see "The MMA queue"); in strict
+// mode computed now by the calling thread. flags: bits 0-1 cta_group, 2-5 kind (0 f16, 1 tf32,
 // 2 f8f6f4, 3 i8), 6 A in TMEM, 7 enable_input_d.
 //   cta_group::1: A (M rows) and B (N columns) from this CTA's shared memory, D in its TMEM.
 //   cta_group::2: rows [0, M/2) of A from the even CTA's shared memory and D in its TMEM, rows
@@ -945,62 +1207,65 @@ extern "C" __device__ __noinline__ void tmemjit_emu_mma(
     unsigned int d_taddr, unsigned long long a_desc, unsigned int a_taddr,
     unsigned long long b_desc, unsigned int idesc, unsigned int flags, unsigned int id) {
   using namespace tmemjit::emu;
+  const MmaArgs args{d_taddr, a_desc, a_taddr, b_desc, idesc, flags};
   MmaPlan plan;
-  if (!plan_mma(d_taddr, a_desc, a_taddr, b_desc, idesc, flags, id, plan)) return;
+  if (!plan_mma(args, id, plan)) return;
+  if (!strict()) {
+    enqueue_mma(args, plan);
+    return;
+  }
   // Strict mode: D is the MMA's until a commit of this thread completes it (9.7.16.12.1); an
   // access before that is a race that real hardware resolves by timing.
-  if (strict()) {
-    const u32 pending =
-        chunk_mask(plan.d_column, tmemjit::umma::d_column_extent(plan.m, plan.n, flags & 3u));
-    for (u32 part = 0; part < plan.pair.parts; ++part)
-      atomicOr(const_cast<u32*>(header_of(plan.pair.cta(part)) + kHeaderPending), pending);
-  }
+  const u32 pending =
+      chunk_mask(plan.d_column, tmemjit::umma::d_column_extent(plan.m, plan.n, flags & 3u));
+  for (u32 part = 0; part < plan.pair.parts; ++part)
+    atomicOr(const_cast<u32*>(header_of(plan.pair.cta(part)) + kHeaderPending), pending);
   // Operands were written by TMA or by other threads (this CTA's or the peer's): order this
   // thread's reads after what it has observed (its mbarrier wait) at cluster scope.
   asm volatile("fence.acq_rel.cluster;" ::: "memory");
-  switch (plan.kind) {
-    case tmemjit::umma::kKindF16:
-      run_mma<tmemjit::umma::kKindF16>(plan);
-      break;
-    case tmemjit::umma::kKindTf32:
-      run_mma<tmemjit::umma::kKindTf32>(plan);
-      break;
-    case tmemjit::umma::kKindF8f6f4:
-      run_mma<tmemjit::umma::kKindF8f6f4>(plan);
-      break;
-    default:
-      run_mma<tmemjit::umma::kKindI8>(plan);
-      break;
-  }
+  run_mma_rows(plan, 0u, plan.pair.parts * plan.rows);
+}
+
+// Called by the lowering before every mbarrier.try_wait / test_wait of a module that issues MMAs:
+// a waiting thread computes queued MMA bands (up to 64 claims, then it goes back to its wait).
+extern "C" __device__ __noinline__ void tmemjit_emu_help() {
+  using namespace tmemjit::emu;
+  if (tmemjit::emu_state.status == nullptr) return;
+  u32* q = queue_of(cta());
+  for (u32 claim = 0; claim < 64u; ++claim)
+    if (!help_one(q)) return;
 }
 
 // tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64
-// [mbar]{, cta_mask} (9.7.16.12.1): every earlier MMA/cp/shift of this thread is complete, so
-// make its TMEM writes visible (gpu scope: they may be in the peer CTA's region) and arrive, count
-// one, release at cluster scope. flags: bits 0-1 cta_group, bit 2 mbar is a shared::cluster
-// address (else generic), bit 3 multicast: the barrier at the same offset in each CTA of
-// cta_mask (bit i = %cluster_ctarank i).
+// [mbar]{, cta_mask} (9.7.16.12.1): once every earlier MMA/cp/shift of this thread is complete,
+// arrive (count one, release at cluster scope) with their TMEM writes visible (gpu scope: they may
+// be in the peer CTA's region). cp and shift are synchronous; MMAs are in the queue, so the arrive
+// is attached to the last one (commit_after_queue). flags: bits 0-1 cta_group, bit 2 mbar is a
+// shared::cluster address (else generic), bit 3 multicast: the barrier at the same offset in each
+// CTA of cta_mask (bit i = %cluster_ctarank i).
 extern "C" __device__ __noinline__ void tmemjit_emu_commit(unsigned long long mbar,
                                                            unsigned int flags,
                                                            unsigned int cta_mask) {
   using namespace tmemjit::emu;
-  if (strict()) {  // the MMAs are complete: their columns may be read (before the arrive)
-    const Pair pair = pair_of(flags & 3u);
-    for (u32 part = 0; part < pair.parts; ++part)
-      atomicExch(const_cast<u32*>(header_of(pair.cta(part)) + kHeaderPending), 0u);
-  }
-  __threadfence();
   const bool cluster_address_given = (flags & 4u) != 0u;
   const bool multicast = (flags & 8u) != 0u;
-  if (!multicast) {
-    arrive_one(cluster_address_given ? static_cast<u32>(mbar) : generic_to_cluster(mbar));
+  // Multicast: the barrier's offset in this CTA (a shared::cta address is a shared::cluster
+  // address of the executing CTA), mapped into each CTA of the mask.
+  const u32 address = multicast ? (cluster_address_given ? static_cast<u32>(mbar)
+                                                         : generic_to_shared(mbar))
+                                : (cluster_address_given ? static_cast<u32>(mbar)
+                                                         : generic_to_cluster(mbar));
+  const u32 target = multicast ? kTargetMulticast | (cta_mask & 0xFFFFu) : 0u;
+  if (!strict()) {
+    commit_after_queue(address, target);
     return;
   }
-  // The barrier's offset in this CTA (a shared::cta address is a shared::cluster address of the
-  // executing CTA), mapped into each CTA of the mask.
-  const u32 local = cluster_address_given ? static_cast<u32>(mbar) : generic_to_shared(mbar);
-  for (u32 rank = 0; rank < 16u; ++rank)
-    if ((cta_mask & (1u << rank)) != 0u) arrive_one(cluster_address(local, rank));
+  // Strict mode computed the MMAs at issue: their columns may be read (before the arrive).
+  const Pair pair = pair_of(flags & 3u);
+  for (u32 part = 0; part < pair.parts; ++part)
+    atomicExch(const_cast<u32*>(header_of(pair.cta(part)) + kHeaderPending), 0u);
+  __threadfence();
+  arrive_target(address, target);
 }
 
 // tcgen05.cp.cta_group.shape{.multicast} [taddr], s_desc (9.7.16.9.2): copies rows of 128 or 256
@@ -1053,6 +1318,7 @@ extern "C" __device__ __noinline__ void tmemjit_emu_cp(unsigned int taddr,
   const Pair pair = pair_of(cta_group);
   if (!pair_columns_allocated(pair, taddr, 4u * s.units, id)) return;
   const umma::UnitMap map = umma::make_unit_map(desc, false);
+  drain_queue();  // an earlier MMA of this thread comes first (and may read these columns)
   asm volatile("fence.acq_rel.cluster;" ::: "memory");
   for (u32 part = 0; part < pair.parts; ++part) {
     u32* region = tmem_of(pair.cta(part));
@@ -1087,6 +1353,7 @@ extern "C" __device__ __noinline__ void tmemjit_emu_shift(unsigned int taddr,
   }
   const Pair pair = pair_of(cta_group);
   if (!pair_columns_allocated(pair, taddr, 8u, id)) return;
+  drain_queue();  // an earlier MMA of this thread comes first
   for (u32 part = 0; part < pair.parts; ++part) {
     u32* region = tmem_of(pair.cta(part)) + column0;
     for (u32 i = 31u; i-- > 0u;) {

@@ -86,12 +86,15 @@ def _bits(tensor):
 
 def test_strict_mode_reports_a_read_before_the_commit():
     # On hardware the MMA runs asynchronously until its commit's mbarrier: a read between the
-    # two races with it. The default emulation computes the MMA at issue, so the race passes
-    # unseen (a legal schedule); strict mode names the read, its thread and the rule.
+    # two races with it. The default emulation queues the MMA, and the threads that wait on an
+    # mbarrier compute it: here no thread has waited yet, so the read sees the launch's poison,
+    # stale data as on hardware, without a report. Strict mode computes the MMA at issue and
+    # names the read, its thread and the rule.
     torch, _ = hopper_torch()
     kernel, out = _probe(torch, strict=False, when=1)
     assert kernel.emulation_check() == []
-    assert (out == 16.0).all()
+    assert _bits(out[0]) == {0xA5A5A5A5}
+    assert (out[1] == 16.0).all()
     kernel, out = _probe(torch, strict=True, when=1)
     with pytest.raises(tmemjit.Error) as error:
         kernel.emulation_check()

@@ -9,7 +9,7 @@
 namespace tmemjit {
 struct EmuState {
   unsigned int* tmem;    // 65536 words per CTA: lane-major, 512 columns per lane
-  unsigned int* status;  // 2064 words per CTA: two per thread, then the header (word 0: allocated columns)
+  unsigned int* status;  // 2608 words per CTA: two per thread, then the header (word 0: allocated columns)
   unsigned long long flags;  // bit 0: strict mode (docs/emulation.md)
 };
 __device__ EmuState emu_state;
@@ -26,7 +26,7 @@ __device__ __forceinline__ unsigned int* tmem() {
 }
 __device__ __forceinline__ unsigned int* status() {
   if (emu_state.status == nullptr) __trap();
-  return emu_state.status + static_cast<unsigned long long>(cta()) * 2064ull;
+  return emu_state.status + static_cast<unsigned long long>(cta()) * 2608ull;
 }
 // Keeps this thread's first violation (a warning yields to a violation).
 __device__ __forceinline__ void record(unsigned int event, unsigned int id, unsigned int address) {

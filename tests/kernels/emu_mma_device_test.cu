@@ -33,7 +33,7 @@ using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
 constexpr u32 kCtaTmemWords = 128u * 512u;
-constexpr u32 kCtaStatusWords = 2064u;
+constexpr u32 kCtaStatusWords = tmemjit::emu::kStatusWords;  // slots, header, MMA queue
 constexpr u32 kPoison = 0xA5A5A5A5u;
 constexpr u32 kMaxCtas = 8;
 constexpr u32 kSmemBytes = 160 * 1024;  // per CTA, 1024 of it for aligning the tiles
@@ -124,9 +124,11 @@ __device__ __forceinline__ void cluster_sync_all() {
 __device__ __forceinline__ void mbar_init(u32 mbar, u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(mbar), "r"(count) : "memory");
 }
-// Waits for phase 0 of the barrier; false after about a second (a missing arrive).
+// Waits for phase 0 of the barrier; false after about a second (a missing arrive). Each try
+// helps with the queued MMAs first, as the lowering makes every wait of a module with MMAs do.
 __device__ bool mbar_wait(u32 mbar) {
   for (long i = 0; i < 2000000; ++i) {
+    tmemjit_emu_help();
     u32 done;
     asm volatile(
         "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, "
@@ -269,13 +271,15 @@ __global__ void mma_kernel(MmaLaunch p) {
     const u32 a_tmem = tmem_base + (p.d_lane << 16) + p.a_column;
     const long long start = clock64();
     tmemjit_emu_mma(d, rebase(p.a_desc, base), a_tmem, rebase(p.b_desc, base), p.idesc, p.flags, 7);
-    if (p.cycles != nullptr) *p.cycles = clock64() - start;
     u64 mbar_operand;
     if (p.commit_flags & 4u)  // shared::cluster (this CTA's shared::cta address)
       mbar_operand = smem_address(&mbar);
     else
       mbar_operand = reinterpret_cast<u64>(&mbar);
     tmemjit_emu_commit(mbar_operand, p.commit_flags, p.cta_group == 2u ? 3u : 1u);
+    // The MMA is done when its commit's barrier completes (the whole CTA helps compute it).
+    if (!mbar_wait(smem_address(&mbar))) atomicExch(p.failed, 1);
+    if (p.cycles != nullptr) *p.cycles = clock64() - start;
   }
   if (!mbar_wait(smem_address(&mbar))) atomicExch(p.failed, 1);
   asm volatile("fence.acq_rel.gpu;" ::: "memory");  // tcgen05.fence::after_thread_sync

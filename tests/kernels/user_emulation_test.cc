@@ -237,9 +237,44 @@ TEST(UserEmulation, FamiliesAreCountedInTheirOrder) {
       {"tcgen05.alloc", 2}, {"tcgen05.dealloc", 1}, {"tcgen05.relinquish_alloc_permit", 1},
       {"tcgen05.ld", 2},    {"tcgen05.st", 1},      {"tcgen05.wait", 3},
       {"tcgen05.fence", 5}, {"tcgen05.mma", 9},     {"tcgen05.commit", 2},
-      {"tcgen05.cp", 6},    {"tcgen05.shift", 1}};
+      {"tcgen05.cp", 6},    {"tcgen05.shift", 1},      {"mbarrier wait (helps the MMA queue)", 1}};
   EXPECT_EQ(l.families, expected);
-  EXPECT_EQ(l.instructions.size(), 33u);
+  EXPECT_EQ(l.instructions.size(), 34u);
+}
+
+// The MMA queue (kernels/emu/tcgen05_emulation.cuh): a module that issues MMAs has each mbarrier
+// wait help compute them; the wait itself, its guard and its label stay as they are.
+TEST(UserEmulation, TheWaitsOfAModuleWithMmasHelpComputeThem) {
+  const UserLowering l = lower(input("one_cta.ptx"));
+  EXPECT_NE(l.ptx.find("WAIT: { call tmemjit_emu_help, (); } mbarrier.try_wait.parity.shared::cta"
+                       ".b64 done, [%r45], 0;"),
+            std::string::npos);
+  const std::string waits =
+      "\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n"
+      "\t@%p2 mbarrier.test_wait.shared::cta.b64 %p3, [%r1], %rd1;\n";
+  const std::string mma =
+      "\ttcgen05.mma.cta_group::1.kind::f16 [%r2], %rd2, %rd3, %r3, %p1;\n";
+  const UserLowering with_mma = lower(module(waits + mma));
+  EXPECT_NE(with_mma.ptx.find("{ call tmemjit_emu_help, (); } mbarrier.try_wait"),
+            std::string::npos);
+  EXPECT_NE(with_mma.ptx.find("{ call tmemjit_emu_help, (); } @%p2 mbarrier.test_wait"),
+            std::string::npos);
+  // Without an MMA there is nothing to help with: the waits pass through.
+  const UserLowering without = lower(module(waits));
+  EXPECT_EQ(without.ptx.find("tmemjit_emu_help"), std::string::npos);
+  EXPECT_FALSE(without.changed);
+}
+
+// The device library's status stride is the host's: the host zeroes and reads that many words per
+// CTA, the library keeps its header and MMA queue inside them.
+TEST(UserEmulation, TheLibrarysStatusWordsAreTheHosts) {
+  auto text = read_file(std::string(TMEMJIT_SOURCE_DIR) + "/kernels/emu/tcgen05_emulation.cuh");
+  ASSERT_TRUE(text.ok());
+  const std::string key = "kStatusWords = 2048 + 16 + 544,";
+  EXPECT_NE(text->find(key), std::string::npos) << "update this test with the library's layout";
+  EXPECT_EQ(kEmuUserStatusWords, 2048u + 16u + 544u);
+  EXPECT_EQ(kEmuStatusWords + kEmuHeaderWords, 2064u);  // the library's kQueueWord
+  EXPECT_NE(text->find("kQueueWord = 2064,"), std::string::npos);
 }
 
 TEST(UserEmulation, EqualInputGivesEqualOutput) {
