@@ -112,10 +112,10 @@ enum : u32 {
 // The MMA work queue (see "The MMA queue" below), after the header: words of queue_of(cta).
 enum : u32 {
   kQueueWord = 2064,
-  kQueueIssued = 0,   // MMAs enqueued so far (their indices are 0, 1, ...)
-  kQueueTicket = 1,   // work items claimed so far: item t is band t % kBands of MMA t / kBands
-  kQueueLock = 2,     // the enqueue lock
-  kQueueLastKey = 3,  // the geometry key of the last MMA enqueued (see geometry_key)
+  kQueueIssued = 0,     // MMAs enqueued so far (their indices are 0, 1, ...)
+  kQueueTicket = 1,     // work items claimed so far: item t is band t % kBands of MMA t / kBands
+  kQueueLock = 2,       // the enqueue lock
+  kQueueLastKey = 3,    // the geometry key of the last MMA enqueued (see geometry_key)
   kQueueBandDone = 32,  // [kBands]: MMAs whose band b is done
   kQueueEntries = 160,  // [kSlots] entries of kEntryWords
   kBands = 128,
@@ -575,9 +575,9 @@ __device__ __forceinline__ bool plan_mma(const MmaArgs& x, u32 id, MmaPlan& plan
   }
   if (!note_cta_group(cta_group, id)) return false;
   const umma::InstrDescriptor i = umma::decode_instr_descriptor(x.idesc);
-  const u32 form =
-      umma::check_mma(kind, cta_group, i, ((x.flags >> 6) & 1u) != 0u,
-                      umma::decode_smem_descriptor(x.a_desc), umma::decode_smem_descriptor(x.b_desc));
+  const u32 form = umma::check_mma(kind, cta_group, i, ((x.flags >> 6) & 1u) != 0u,
+                                   umma::decode_smem_descriptor(x.a_desc),
+                                   umma::decode_smem_descriptor(x.b_desc));
   if (form != umma::kMmaFormOk) {
     record(kEventMmaForm, id, form);
     return false;
@@ -592,8 +592,7 @@ __device__ __forceinline__ bool plan_mma(const MmaArgs& x, u32 id, MmaPlan& plan
     record(kEventTmemLanes, id, x.a_taddr);
     return false;
   }
-  if (!pair_columns_allocated(plan.pair, x.d_taddr, umma::d_column_extent(i.m, i.n, cta_group),
-                              id))
+  if (!pair_columns_allocated(plan.pair, x.d_taddr, umma::d_column_extent(i.m, i.n, cta_group), id))
     return false;
   if (plan.a_in_tmem && !pair_columns_allocated(plan.pair, x.a_taddr, 8u, id)) return false;
   return true;
@@ -817,8 +816,8 @@ __device__ __forceinline__ void store_d_chunk(u32* cells, const DChunk& d) {
   if ((reinterpret_cast<unsigned long long>(cells) & 15ull) == 0ull) {
 #pragma unroll
     for (u32 q = 0; q < kDChunk; q += 4u)
-      asm volatile("st.relaxed.gpu.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(cells + q),
-                   "r"(d.cell[q]), "r"(d.cell[q + 1u]), "r"(d.cell[q + 2u]), "r"(d.cell[q + 3u]));
+      asm volatile("st.relaxed.gpu.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(cells + q), "r"(d.cell[q]),
+                   "r"(d.cell[q + 1u]), "r"(d.cell[q + 2u]), "r"(d.cell[q + 3u]));
   } else {
 #pragma unroll
     for (u32 j = 0; j < kDChunk; ++j) store_cell(cells + j, d.cell[j]);
@@ -941,7 +940,9 @@ __device__ __forceinline__ u32 load_acquire(const u32* word) {
 __device__ __forceinline__ void store_release(u32* word, u32 value) {
   asm volatile("st.release.gpu.b32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
 }
-__device__ __forceinline__ u32* queue_of(u32 cta_index) { return status_of(cta_index) + kQueueWord; }
+__device__ __forceinline__ u32* queue_of(u32 cta_index) {
+  return status_of(cta_index) + kQueueWord;
+}
 __device__ __forceinline__ u32* entry_of(u32* q, u32 index) {
   return q + kQueueEntries + (index % kSlots) * kEntryWords;
 }
@@ -1251,10 +1252,9 @@ extern "C" __device__ __noinline__ void tmemjit_emu_commit(unsigned long long mb
   const bool multicast = (flags & 8u) != 0u;
   // Multicast: the barrier's offset in this CTA (a shared::cta address is a shared::cluster
   // address of the executing CTA), mapped into each CTA of the mask.
-  const u32 address = multicast ? (cluster_address_given ? static_cast<u32>(mbar)
-                                                         : generic_to_shared(mbar))
-                                : (cluster_address_given ? static_cast<u32>(mbar)
-                                                         : generic_to_cluster(mbar));
+  const u32 address =
+      multicast ? (cluster_address_given ? static_cast<u32>(mbar) : generic_to_shared(mbar))
+                : (cluster_address_given ? static_cast<u32>(mbar) : generic_to_cluster(mbar));
   const u32 target = multicast ? kTargetMulticast | (cta_mask & 0xFFFFu) : 0u;
   if (!strict()) {
     commit_after_queue(address, target);

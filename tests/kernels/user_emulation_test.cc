@@ -237,7 +237,7 @@ TEST(UserEmulation, FamiliesAreCountedInTheirOrder) {
       {"tcgen05.alloc", 2}, {"tcgen05.dealloc", 1}, {"tcgen05.relinquish_alloc_permit", 1},
       {"tcgen05.ld", 2},    {"tcgen05.st", 1},      {"tcgen05.wait", 3},
       {"tcgen05.fence", 5}, {"tcgen05.mma", 9},     {"tcgen05.commit", 2},
-      {"tcgen05.cp", 6},    {"tcgen05.shift", 1},      {"mbarrier wait (helps the MMA queue)", 1}};
+      {"tcgen05.cp", 6},    {"tcgen05.shift", 1},   {"mbarrier wait (helps the MMA queue)", 1}};
   EXPECT_EQ(l.families, expected);
   EXPECT_EQ(l.instructions.size(), 34u);
 }
@@ -252,8 +252,7 @@ TEST(UserEmulation, TheWaitsOfAModuleWithMmasHelpComputeThem) {
   const std::string waits =
       "\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n"
       "\t@%p2 mbarrier.test_wait.shared::cta.b64 %p3, [%r1], %rd1;\n";
-  const std::string mma =
-      "\ttcgen05.mma.cta_group::1.kind::f16 [%r2], %rd2, %rd3, %r3, %p1;\n";
+  const std::string mma = "\ttcgen05.mma.cta_group::1.kind::f16 [%r2], %rd2, %rd3, %r3, %p1;\n";
   const UserLowering with_mma = lower(module(waits + mma));
   EXPECT_NE(with_mma.ptx.find("{ call tmemjit_emu_help, (); } mbarrier.try_wait"),
             std::string::npos);
