@@ -166,3 +166,151 @@ def test_warmup_kernel_passes_its_keywords_to_compile_kernel():
     assert cold.report.cache == "miss"
     with pytest.raises(TypeError):
         tmemjit.warmup_kernel(source, entry, transfers, colour="red")
+
+
+# ---- tmemjit.CompileOptions, the value --------------------------------------------------------
+
+DEFAULTS = {"target": "sm_100a", "backend": "auto", "opt_level": 3, "line_info": False,
+            "tmem_access_check": False, "cta_group": 1, "keep_dir": "", "nvrtc_options": (),
+            "ptx_options": (), "extra_options": (), "precompile": (), "front_end": "nvrtc",
+            "specialization": "eager"}
+
+# A value other than the default for every field.
+CHANGES = {"target": "sm_90", "backend": "ptxas", "opt_level": 0, "line_info": True,
+           "tmem_access_check": True, "cta_group": 2, "keep_dir": "/tmp/kept",
+           "nvrtc_options": ("-std=c++20", "-DX=1"), "ptx_options": ("-maxrregcount=64",),
+           "extra_options": ("--verbose",), "precompile": ("cuda_bf16.h",), "front_end": "nvcc",
+           "specialization": "lazy"}
+
+# A value of the wrong type for every field, and what the TypeError says.
+WRONG_TYPES = {"target": (90, "target must be a str, not int"),
+               "backend": (None, "backend must be a str, not NoneType"),
+               "opt_level": (2.0, "opt_level must be an int, not float"),
+               "line_info": (1, "line_info must be a bool, not int"),
+               "tmem_access_check": ("yes", "tmem_access_check must be a bool, not str"),
+               "cta_group": (True, "cta_group must be an int, not bool"),
+               "keep_dir": (b"/tmp", "keep_dir must be a str, not bytes"),
+               "nvrtc_options": ("-std=c++20", "nvrtc_options must be a sequence of str, not str"),
+               "ptx_options": (5, "ptx_options must be a sequence of str, not int"),
+               "extra_options": (["-O1", 3], "extra_options[1] must be a str, not int"),
+               "precompile": (["a.h", None], "precompile[1] must be a str, not NoneType"),
+               "front_end": (1, "front_end must be a str, not int"),
+               "specialization": (None, "specialization must be a str, not NoneType")}
+
+# Values of the right type that no field takes: (field, value, Error code, what the message says).
+WRONG_VALUES = [("target", "sm_80", "target", "unknown target 'sm_80'; targets: sm_100a"),
+                ("target", "sm_90a", "target", "the emulation target is sm_90"),
+                ("backend", "gcc", "usage", "unknown backend 'gcc'; allowed: nvjitlink"),
+                ("opt_level", -1, "usage", "opt_level -1; allowed: 0, 1, 2, 3"),
+                ("opt_level", 4, "usage", "opt_level 4; allowed: 0, 1, 2, 3"),
+                ("opt_level", 2 ** 64, "usage", f"opt_level {2 ** 64}; allowed"),
+                ("cta_group", 0, "usage", "cta_group 0; allowed: 1 (one CTA), 2 (a CTA pair)"),
+                ("cta_group", 3, "usage", "cta_group 3; allowed: 1 (one CTA), 2 (a CTA pair)"),
+                ("front_end", "clang", "usage", "unknown front end 'clang'; allowed: nvrtc, nvcc"),
+                ("specialization", "later", "usage",
+                 "unknown specialization 'later'; allowed: eager, lazy, generic")]
+
+
+def test_the_tables_cover_every_field():
+    fields = list(tmemjit.CompileOptions().to_dict())
+    assert fields == list(DEFAULTS) and set(CHANGES) == set(fields)
+    assert set(WRONG_TYPES) == set(fields)
+
+
+def test_the_defaults_are_the_keyword_defaults():
+    options = tmemjit.CompileOptions()
+    assert options.to_dict() == DEFAULTS
+    for name, value in DEFAULTS.items():
+        assert getattr(options, name) == value, name
+    assert repr(options) == "CompileOptions()"
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_each_field_is_set_read_and_compared(name):
+    value = CHANGES[name]
+    options = tmemjit.CompileOptions(**{name: value})
+    assert getattr(options, name) == value
+    assert options != tmemjit.CompileOptions()
+    assert options == tmemjit.CompileOptions(**{name: value})
+    assert hash(options) == hash(tmemjit.CompileOptions(**{name: value}))
+    assert repr(options) == f"CompileOptions({name}={value!r})"
+
+
+def test_round_trips():
+    import copy
+    import pickle
+    options = tmemjit.CompileOptions(**CHANGES)
+    assert eval(repr(options), {"CompileOptions": tmemjit.CompileOptions}) == options
+    assert tmemjit.CompileOptions(**options.to_dict()) == options
+    assert pickle.loads(pickle.dumps(options)) == options
+    assert copy.deepcopy(options) == options and copy.copy(options) == options
+    assert options.to_dict() == CHANGES
+
+
+def test_equal_values_are_equal_however_spelled():
+    spelled = [tmemjit.CompileOptions(nvrtc_options=["-DX=1", "-DY=2"], opt_level=2),
+               tmemjit.CompileOptions(opt_level=2, nvrtc_options=("-DX=1", "-DY=2")),
+               tmemjit.CompileOptions(nvrtc_options=(o for o in ["-DX=1", "-DY=2"]), opt_level=2),
+               tmemjit.CompileOptions().replace(opt_level=2, nvrtc_options=["-DX=1", "-DY=2"])]
+    assert all(options == spelled[0] for options in spelled)
+    assert len({hash(options) for options in spelled}) == 1 and len(set(spelled)) == 1
+    assert spelled[0] != tmemjit.CompileOptions(nvrtc_options=["-DY=2", "-DX=1"], opt_level=2)
+    assert spelled[0] != "CompileOptions(opt_level=2)" and spelled[0] != spelled[0].to_dict()
+    # The list given is copied: changing it later changes nothing.
+    given = ["-DX=1"]
+    options = tmemjit.CompileOptions(ptx_options=given)
+    given.append("-DY=2")
+    assert options.ptx_options == ("-DX=1",)
+
+
+def test_replace_returns_a_changed_copy():
+    base = tmemjit.CompileOptions(target="sm_103a", nvrtc_options=["-std=c++20"])
+    changed = base.replace(opt_level=1, target="sm_100a")
+    assert (changed.opt_level, changed.target, changed.nvrtc_options) == (1, "sm_100a",
+                                                                          ("-std=c++20",))
+    assert (base.opt_level, base.target) == (3, "sm_103a")
+    assert base.replace() == base and base.replace() is not base
+    with pytest.raises(tmemjit.Error) as error:
+        base.replace(opt_level=7)
+    assert error.value.code == "usage" and "opt_level 7" in error.value.message
+    with pytest.raises(TypeError, match="CompileOptions.replace\\(\\) got an unexpected keyword "
+                                        "argument 'colour'"):
+        base.replace(colour="red")
+
+
+def test_it_is_immutable():
+    options = tmemjit.CompileOptions()
+    for name in DEFAULTS:
+        with pytest.raises(AttributeError):
+            setattr(options, name, CHANGES[name])
+    with pytest.raises(AttributeError):
+        options.colour = "red"
+    assert options == tmemjit.CompileOptions()
+
+
+@pytest.mark.parametrize("name", list(WRONG_TYPES))
+def test_a_wrong_type_names_the_field_and_the_type_it_needs(name):
+    value, words = WRONG_TYPES[name]
+    with pytest.raises(TypeError) as error:
+        tmemjit.CompileOptions(**{name: value})
+    assert words in str(error.value)
+    with pytest.raises(TypeError) as error:
+        tmemjit.CompileOptions().replace(**{name: value})
+    assert words in str(error.value)
+
+
+@pytest.mark.parametrize("name,value,code,words", WRONG_VALUES,
+                         ids=[f"{name}={value}" for name, value, _, _ in WRONG_VALUES])
+def test_a_wrong_value_names_the_field_the_value_and_the_allowed_set(name, value, code, words):
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.CompileOptions(**{name: value})
+    assert error.value.code == code and words in error.value.message
+
+
+def test_unknown_fields_and_positional_arguments_are_type_errors():
+    with pytest.raises(TypeError) as error:
+        tmemjit.CompileOptions(colour="red")
+    assert "CompileOptions() got an unexpected keyword argument 'colour'" in str(error.value)
+    assert "fields: target, backend, opt_level" in str(error.value)
+    with pytest.raises(TypeError):
+        tmemjit.CompileOptions("sm_100a")
