@@ -1,7 +1,7 @@
-"""The compile options of compile_kernel, warmup_kernel, compile_transfer and warmup (issue 42 item 5).
-
-First what the keyword arguments do, pinned before tmemjit.CompileOptions came, so that both
-spellings are held to the same behaviour.
+"""tmemjit.CompileOptions and the compile options of compile_kernel, warmup_kernel,
+compile_transfer and warmup (issue 42 item 5): first what the keyword arguments do, pinned before
+CompileOptions came; then the value; then options= in each function and the call memo keyed on the
+options' value.
 """
 
 import pytest
@@ -314,3 +314,37 @@ def test_unknown_fields_and_positional_arguments_are_type_errors():
     assert "fields: target, backend, opt_level" in str(error.value)
     with pytest.raises(TypeError):
         tmemjit.CompileOptions("sm_100a")
+
+
+# ---- options= in compile_kernel, warmup_kernel, compile_transfer and warmup ---------------------
+
+@pytest.mark.parametrize("change,ptx_shows", TRANSFER_CHANGES,
+                         ids=[next(iter(c)) for c, _ in TRANSFER_CHANGES])
+def test_compile_transfer_options_are_its_keywords(change, ptx_shows):
+    spec = seed_specs.layout_b(store=False)
+    by_keywords = tmemjit.compile_transfer(spec, kind="load", **change)
+    options = tmemjit.CompileOptions(**change)
+    assert misses(lambda: tmemjit.compile_transfer(spec, kind="load", options=options)) == 0
+    by_value = tmemjit.compile_transfer(spec, kind="load", options=options)
+    assert by_value.cubin == by_keywords.cubin and by_value.ptx == by_keywords.ptx
+
+
+def test_warmup_takes_options():
+    specs = [seed_specs.pack(), seed_specs.pack(store=False)]
+    options = tmemjit.CompileOptions(target="sm_103a", opt_level=1)
+    tmemjit.warmup(specs, kind="store", options=options)
+    for spec in specs:
+        assert misses(lambda: tmemjit.compile_transfer(spec, kind="store", target="sm_103a",
+                                                       opt_level=1)) == 0
+        assert misses(lambda: tmemjit.compile_transfer(spec, kind="store", options=options)) == 0
+
+
+def test_compile_transfer_and_warmup_take_every_field():
+    # They took a few of the fields as keywords; the rest reach the compiler as in C++.
+    spec = seed_specs.layout_b()
+    with pytest.raises(tmemjit.Error) as error:
+        tmemjit.compile_transfer(spec, ptx_options=["--no-such-option"])
+    assert error.value.code == "toolchain" and "no-such-option" in error.value.message
+    tmemjit.warmup([spec], kind="store", opt_level=1, line_info=True)
+    assert misses(lambda: tmemjit.compile_transfer(spec, kind="store", opt_level=1,
+                                                   line_info=True)) == 0
