@@ -348,3 +348,118 @@ def test_compile_transfer_and_warmup_take_every_field():
     tmemjit.warmup([spec], kind="store", opt_level=1, line_info=True)
     assert misses(lambda: tmemjit.compile_transfer(spec, kind="store", opt_level=1,
                                                    line_info=True)) == 0
+
+
+@needs_specialize
+def test_compile_kernel_options_are_its_keywords():
+    entry = "options_value"
+    source, transfers = kernel_source(entry), {"acc_store": seed_specs.layout_b()}
+    keys = {tmemjit.compile_kernel(source, entry, transfers).report.key}
+    # tmem_access_check came with CompileOptions: compile_kernel now takes it too.
+    for change in KERNEL_CHANGES + [{"tmem_access_check": True}]:
+        by_keywords = tmemjit.compile_kernel(source, entry, transfers, **change).report
+        assert by_keywords.key not in keys, change
+        keys.add(by_keywords.key)
+        by_value = tmemjit.compile_kernel(source, entry, transfers,
+                                          options=tmemjit.CompileOptions(**change)).report
+        assert by_value.cache == "memory" and by_value.key == by_keywords.key, change
+
+
+@needs_specialize
+def test_warmup_kernel_takes_options():
+    entry = "options_warm_value"
+    source = kernel_source(entry).replace("float regs[", "uint32_t regs[").replace(
+        "regs[i] = in[", "regs[i] = (uint32_t)in[")
+    transfers = {"acc_store": seed_specs.layout_b()}
+    # Its own specialization (generic) stands in for the one the options hold.
+    options = tmemjit.CompileOptions(nvrtc_options=["-DWARM=2"], specialization="eager")
+    tmemjit.warmup_kernel(source, entry, transfers, options=options)
+    warm = tmemjit.compile_kernel(source, entry, transfers,
+                                  options=options.replace(specialization="generic"))
+    assert warm.report.cache == "memory" and warm.tier == "generic"
+
+
+@needs_specialize
+@pytest.mark.parametrize("function", ["compile_kernel", "warmup_kernel", "compile_transfer",
+                                      "warmup"])
+def test_options_and_keywords_together_are_a_type_error(function):
+    spec = seed_specs.layout_b()
+    call = {"compile_kernel": lambda **kw: tmemjit.compile_kernel(
+                kernel_source("options_both"), "options_both", {"acc_store": spec}, **kw),
+            "warmup_kernel": lambda **kw: tmemjit.warmup_kernel(
+                kernel_source("options_both"), "options_both", {"acc_store": spec}, **kw),
+            "compile_transfer": lambda **kw: tmemjit.compile_transfer(spec, **kw),
+            "warmup": lambda **kw: tmemjit.warmup([spec], **kw)}[function]
+    options = tmemjit.CompileOptions(opt_level=2)
+    # Even an equal value: one call, one place for its options.
+    for keywords in ({"opt_level": 2}, {"opt_level": 1}, {"target": "sm_100a"}):
+        with pytest.raises(TypeError) as error:
+            call(options=options, **keywords)
+        name = next(iter(keywords))
+        assert (f"{function}() takes the compile options as options= or as keyword arguments, "
+                f"not both: got options= and {name}=") in str(error.value)
+        assert f"options.replace({name}=...)" in str(error.value)
+    with pytest.raises(TypeError) as error:
+        call(options={"opt_level": 2})
+    assert "options must be a tmemjit.CompileOptions or None, not dict" in str(error.value)
+    with pytest.raises(TypeError) as error:
+        call(colour="red")
+    assert f"{function}() got an unexpected keyword argument 'colour'" in str(error.value)
+    with pytest.raises(tmemjit.Error) as error:
+        call(opt_level=7)
+    assert error.value.code == "usage" and "opt_level 7; allowed" in error.value.message
+    call(options=None, opt_level=2)  # None is no options: the keywords stand
+
+
+def test_the_functions_list_the_fields_as_their_keywords():
+    import inspect
+    for function in (tmemjit.compile_kernel, tmemjit.warmup_kernel):
+        parameters = inspect.signature(function).parameters
+        assert parameters["options"].default is None
+        assert {name: parameters[name].default for name in DEFAULTS} == DEFAULTS
+        assert not any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    for function in (tmemjit.compile_transfer, tmemjit.warmup):
+        assert ("kind: str = 'roundtrip', options: CompileOptions | None = None, "
+                "target: str = 'sm_100a', backend: str = 'auto', opt_level: int = 3"
+                in function.__doc__)
+
+
+# ---- the call memo (python/src/call_memo.h), keyed on the options' value ----------------------
+
+@needs_specialize
+def test_equal_options_are_a_memo_hit_and_a_changed_field_a_miss(tmp_path):
+    entry = "options_memo"
+    source, transfers = kernel_source(entry), {"acc_store": seed_specs.layout_b()}
+    options = tmemjit.CompileOptions(opt_level=2, ptx_options=["-maxrregcount=128"])
+    tmemjit._tmemjit._forget_calls()
+
+    def recalled(**arguments):
+        before = tmemjit._tmemjit._recalled_calls()
+        report = tmemjit.compile_kernel(source, entry, transfers, **arguments).report
+        return tmemjit._tmemjit._recalled_calls() - before, report
+
+    hits, first = recalled(options=options)
+    assert hits == 0 and first.cache == "miss"
+    # The same value, however spelled: the same object, an equal one, or its fields as keywords.
+    rebuilt = tmemjit.CompileOptions().replace(opt_level=2, ptx_options=("-maxrregcount=128",))
+    for spelling in ({"options": options},
+                     {"options": tmemjit.CompileOptions(**options.to_dict())},
+                     {"options": rebuilt},
+                     {"opt_level": 2, "ptx_options": ["-maxrregcount=128"]},
+                     {"ptx_options": ("-maxrregcount=128",), "opt_level": 2}):
+        hits, report = recalled(**spelling)
+        assert hits == 1 and report.cache == "memory" and report.key == first.key, spelling
+    # A changed field is another call; the compile cache answers where the field is not keyed.
+    for change, same_key in (({"opt_level": 3}, False), ({"ptx_options": ()}, False),
+                             ({"keep_dir": str(tmp_path)}, True)):
+        hits, report = recalled(options=options.replace(**change))
+        assert hits == 0 and (report.key == first.key) == same_key, change
+        hits, _ = recalled(options=options.replace(**change))
+        assert hits == 1, change
+    # The default options, given or not, are one value too.
+    recalled()
+    assert recalled()[0] == 1 and recalled(options=tmemjit.CompileOptions())[0] == 1
+    # Other arguments still count: a mutated transfers dict, another language or path.
+    transfers["acc_load"] = seed_specs.layout_b(store=False)
+    assert recalled(options=options)[0] == 0
+    assert recalled(options=options, path="probe.cu")[0] == 0
