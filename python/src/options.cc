@@ -243,6 +243,12 @@ Options from_keywords(nb::handle keywords, const char* function) {
   return options;
 }
 
+Options replaced(const Options& options, const nb::kwargs& changes) {
+  Options changed = options;
+  apply(changed, changes, "CompileOptions.replace");
+  return changed;
+}
+
 nb::dict to_dict(const Options& options) {
   nb::dict dict;
   for (const Field& field : kFields) dict[field.name] = field.get(options);
@@ -329,15 +335,11 @@ void bind_options(nb::module_& m) {
             new (self) Options(from_keywords(fields, "CompileOptions"));
           },
           "fields"_a, nb::sig(init_signature.c_str()))
-      .def(
-          "replace",
-          [](const Options& self, const nb::kwargs& changes) {
-            Options changed = self;
-            apply(changed, changes, "CompileOptions.replace");
-            return changed;
-          },
-          "changes"_a, nb::sig(replace_signature.c_str()),
-          "A copy with the fields named changed, each checked as the constructor checks it.")
+      .def("replace", &replaced, "changes"_a, nb::sig(replace_signature.c_str()),
+           "A copy with the fields named changed, each checked as the constructor checks it.")
+      // copy.replace(options, ...) (Python 3.13), as for a dataclass.
+      .def("__replace__", &replaced, "changes"_a,
+           nb::sig(method_signature("__replace__", " -> CompileOptions", false).c_str()))
       .def("to_dict", &to_dict, nb::sig("def to_dict(self) -> dict[str, object]"),
            "Every field by name, in the constructor's order: CompileOptions(**o.to_dict()) == o.")
       .def("__repr__", &options_repr)

@@ -270,6 +270,7 @@ def test_replace_returns_a_changed_copy():
                                                                           ("-std=c++20",))
     assert (base.opt_level, base.target) == (3, "sm_103a")
     assert base.replace() == base and base.replace() is not base
+    assert base.__replace__(opt_level=1, target="sm_100a") == changed  # copy.replace, Python 3.13
     with pytest.raises(tmemjit.Error) as error:
         base.replace(opt_level=7)
     assert error.value.code == "usage" and "opt_level 7" in error.value.message
