@@ -95,20 +95,36 @@ nb::object get_int(const Options& options) {
   return nb::int_(options.*Member);
 }
 
-// Any iterable of str but a str itself (whose characters would each become an option).
+// One item of a list field, its index in the error (made only for the error: this runs per call).
+std::string item_text(const Field& field, std::size_t index, nb::handle item) {
+  if (!PyUnicode_Check(item.ptr()))
+    wrong_type(std::string(field.name) + "[" + std::to_string(index) + "]", "a str", item);
+  return text_of(field.name, item);
+}
+
+// Any iterable of str but a str itself (whose characters would each become an option); a list or
+// tuple read in place.
 template <auto Member>
 void set_list(Options& options, const Field& field, nb::handle value) {
-  PyObject* iterator = PyUnicode_Check(value.ptr()) ? nullptr : PyObject_GetIter(value.ptr());
+  PyObject* given = value.ptr();
+  std::vector<std::string> items;
+  if (PyList_CheckExact(given) || PyTuple_CheckExact(given)) {
+    const Py_ssize_t size = PySequence_Fast_GET_SIZE(given);
+    items.reserve(static_cast<std::size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i)
+      items.push_back(item_text(field, items.size(), PySequence_Fast_GET_ITEM(given, i)));
+    options.*Member = std::move(items);
+    return;
+  }
+  PyObject* iterator = PyUnicode_Check(given) ? nullptr : PyObject_GetIter(given);
   if (iterator == nullptr) {
     PyErr_Clear();
     wrong_type(field.name, "a sequence of str", value);
   }
   const nb::object owned = nb::steal(iterator);
-  std::vector<std::string> items;
   while (PyObject* next = PyIter_Next(iterator)) {
     const nb::object item = nb::steal(next);
-    const std::string what = std::string(field.name) + "[" + std::to_string(items.size()) + "]";
-    items.push_back(text_of(what.c_str(), item));
+    items.push_back(item_text(field, items.size(), item));
   }
   if (PyErr_Occurred()) throw nb::python_error();
   options.*Member = std::move(items);
