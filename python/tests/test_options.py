@@ -308,6 +308,13 @@ def test_a_wrong_value_names_the_field_the_value_and_the_allowed_set(name, value
     assert error.value.code == code and words in error.value.message
 
 
+def test_any_iterable_of_str_is_a_list_field():
+    assert tmemjit.CompileOptions(precompile=iter(["a.h", "b.h"])).precompile == ("a.h", "b.h")
+    assert tmemjit.CompileOptions(precompile={"a.h": 1}).precompile == ("a.h",)
+    with pytest.raises(TypeError, match=r"precompile\[2\] must be a str, not int"):
+        tmemjit.CompileOptions(precompile=(h for h in ["a.h", "b.h", 3]))
+
+
 def test_unknown_fields_and_positional_arguments_are_type_errors():
     with pytest.raises(TypeError) as error:
         tmemjit.CompileOptions(colour="red")
