@@ -100,6 +100,7 @@ tmem::Dim3 to_dim3(nb::handle value, const char* what);
 [[noreturn]] void raise(tmem::ErrorCode code, std::string message);
 
 void bind_errors(nb::module_& m);
+void bind_options(nb::module_& m);
 void bind_descriptors(nb::module_& m);
 void bind_check(nb::module_& m);
 void bind_jit(nb::module_& m);

@@ -1,10 +1,10 @@
-// The memo of compile_kernel calls (call_memo.h): a few entries, matched by identity first.
+// The memo of compile_kernel calls (call_memo.h): a few entries, matched by identity first and the
+// compile options by value.
 #include "call_memo.h"
 
 #include <array>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <utility>
 
 namespace tmemjit_py {
@@ -12,11 +12,6 @@ namespace {
 
 // Enough for an autotuner that alternates between a few layouts; matching is a linear scan.
 constexpr std::size_t kEntries = 8;
-
-bool is_container(std::size_t index) {
-  return index == kTransfers || index == kExtraOptions || index == kNvrtcOptions ||
-         index == kPtxOptions || index == kPrecompile;
-}
 
 // The same object, or an equal value of an immutable scalar type (a str read again from a file).
 bool same(PyObject* a, PyObject* b) {
@@ -26,15 +21,6 @@ bool same(PyObject* a, PyObject* b) {
   const int equal = PyObject_RichCompareBool(a, b, Py_EQ);
   if (equal < 0) PyErr_Clear();
   return equal == 1;
-}
-
-// An exact list or tuple as its items, read in place (borrowed: valid while the GIL is held and
-// nothing runs Python code); nullopt for anything else. No allocation: a recall runs per call.
-std::optional<std::span<PyObject* const>> items_of(nb::handle sequence) {
-  PyObject* object = sequence.ptr();
-  if (!PyList_CheckExact(object) && !PyTuple_CheckExact(object)) return std::nullopt;
-  return std::span<PyObject* const>(PySequence_Fast_ITEMS(object),
-                                    static_cast<std::size_t>(PySequence_Fast_GET_SIZE(object)));
 }
 
 // What a transfer value held when its call was remembered: a frozen Transfer can still be changed
@@ -79,18 +65,10 @@ struct Transfer {
 };
 
 struct Entry {
-  std::array<nb::object, kCallArguments> arguments;  // the scalars, and each container itself
+  std::array<nb::object, kCallArguments> arguments;  // the scalars, and the transfers' dict
   std::vector<Transfer> transfers;                   // in order
-  std::array<std::vector<nb::object>, 4> options;    // extra, nvrtc, ptx, precompile: items
-  std::shared_ptr<const PreparedCall> prepared;
+  std::shared_ptr<const PreparedCall> prepared;      // with the call's options
 };
-
-std::vector<nb::object>& options_of(Entry& entry, std::size_t index) {
-  return entry.options[index == kExtraOptions   ? 0
-                       : index == kNvrtcOptions ? 1
-                       : index == kPtxOptions   ? 2
-                                                : 3];
-}
 
 bool same_transfers(const Entry& entry, nb::handle given) {
   PyObject* dict = given.ptr();
@@ -108,25 +86,14 @@ bool same_transfers(const Entry& entry, nb::handle given) {
   return true;
 }
 
-bool same_options(const std::vector<nb::object>& stored, nb::handle given) {
-  const std::optional<std::span<PyObject* const>> items = items_of(given);
-  if (!items || items->size() != stored.size()) return false;
-  for (std::size_t i = 0; i < stored.size(); ++i)
-    if (!same(stored[i].ptr(), (*items)[i])) return false;
-  return true;
+bool matches(const Entry& entry, const nb::handle (&arguments)[kCallArguments],
+             const tmem::CompileOptions& options) {
+  for (std::size_t i = 0; i < kCallArguments; ++i)
+    if (i != kTransfers && !same(entry.arguments[i].ptr(), arguments[i].ptr())) return false;
+  return same_transfers(entry, arguments[kTransfers]) && entry.prepared->options == options;
 }
 
-bool matches(Entry& entry, const nb::handle (&arguments)[kCallArguments]) {
-  for (std::size_t i = 0; i < kCallArguments; ++i) {
-    const bool equal = i == kTransfers   ? same_transfers(entry, arguments[i])
-                       : is_container(i) ? same_options(options_of(entry, i), arguments[i])
-                                         : same(entry.arguments[i].ptr(), arguments[i].ptr());
-    if (!equal) return false;
-  }
-  return true;
-}
-
-// The entry for these arguments, or nullopt when a container is not of a kind that can match.
+// The entry for these arguments, or nullopt when the transfers are not a dict that can match.
 std::optional<Entry> snapshot(const nb::handle (&arguments)[kCallArguments]) {
   Entry entry;
   for (std::size_t i = 0; i < kCallArguments; ++i) entry.arguments[i] = nb::borrow(arguments[i]);
@@ -139,18 +106,14 @@ std::optional<Entry> snapshot(const nb::handle (&arguments)[kCallArguments]) {
     if (!attributes) return std::nullopt;
     entry.transfers.push_back({nb::borrow(name), nb::borrow(value), std::move(*attributes)});
   }
-  for (std::size_t i : {kExtraOptions, kNvrtcOptions, kPtxOptions, kPrecompile}) {
-    const std::optional<std::span<PyObject* const>> items = items_of(arguments[i]);
-    if (!items) return std::nullopt;
-    for (PyObject* item : *items) options_of(entry, i).push_back(nb::borrow(item));
-  }
   return entry;
 }
 
 struct Memo {
   std::mutex mutex;  // the GIL guards it too; this keeps a free-threaded interpreter safe
   std::array<std::optional<Entry>, kEntries> entries;
-  std::size_t next = 0;  // the entry to replace next
+  std::size_t next = 0;      // the entry to replace next
+  std::size_t recalled = 0;  // calls answered
 };
 
 // Never destroyed: its references are dropped by forget_calls() before the interpreter ends.
@@ -161,11 +124,15 @@ Memo& memo() {
 
 }  // namespace
 
-std::shared_ptr<const PreparedCall> recall(const nb::handle (&arguments)[kCallArguments]) {
+std::shared_ptr<const PreparedCall> recall(const nb::handle (&arguments)[kCallArguments],
+                                           const tmem::CompileOptions& options) {
   Memo& calls = memo();
   std::lock_guard lock(calls.mutex);
-  for (std::optional<Entry>& entry : calls.entries)
-    if (entry && matches(*entry, arguments)) return entry->prepared;
+  for (const std::optional<Entry>& entry : calls.entries)
+    if (entry && matches(*entry, arguments, options)) {
+      ++calls.recalled;
+      return entry->prepared;
+    }
   return nullptr;
 }
 
@@ -189,7 +156,14 @@ void forget_calls() {
   {
     std::lock_guard lock(calls.mutex);
     dropped = std::exchange(calls.entries, {});
+    calls.recalled = 0;
   }
+}
+
+std::size_t recalled_calls() {
+  Memo& calls = memo();
+  std::lock_guard lock(calls.mutex);
+  return calls.recalled;
 }
 
 }  // namespace tmemjit_py

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "options.h"
 #include "tmem/cache.h"
 #include "tmem/compile.h"
 #include "tmem/kernel.h"
@@ -366,48 +367,54 @@ void bind_jit(nb::module_& m) {
   bind_kernel(m);
   bind_prepare(m);
 
+  // The compile options come as options= or as keywords, each a CompileOptions field (options.h).
+  const std::string transfer_signature =
+      "def compile_transfer(spec: TransferSpec, *, kind: str = 'roundtrip', options: "
+      "CompileOptions | None = None, " +
+      option_parameters() + ") -> Kernel";
   m.def(
       "compile_transfer",
-      [](const tmem::TransferSpec& spec, const std::string& kind, const std::string& target,
-         const std::string& backend, int opt_level, bool line_info, bool tmem_access_check,
-         const std::string& keep_dir, const std::vector<std::string>& extra_options,
-         int cta_group) {
+      [](const tmem::TransferSpec& spec, const std::string& kind, nb::handle options,
+         const nb::kwargs& keywords) {
         const tmem::KernelKind kernel_kind = unwrap(tmem::parse_kernel_kind(kind));
-        tmem::CompileOptions options = compile_options(target, backend, opt_level, line_info,
-                                                       tmem_access_check, keep_dir, extra_options);
-        options.cta_group = cta_group;
+        tmem::CompileOptions made;
+        const tmem::CompileOptions& given =
+            call_options(options, keywords, "compile_transfer", made);
         // No report: filling one on a memory hit (the key, the log) tripled the hit's cost from
         // Python; cache_stats() counts the tiers instead.
-        return PyKernel{.kernel = without_gil(
-                            [&] { return tmem::compile_transfer(spec, options, kernel_kind); }),
-                        .report = nullptr};
+        return PyKernel{
+            .kernel = without_gil([&] { return tmem::compile_transfer(spec, given, kernel_kind); }),
+            .report = nullptr};
       },
-      "spec"_a, nb::kw_only(), "kind"_a = "roundtrip", "target"_a = "sm_100a", "backend"_a = "auto",
-      "opt_level"_a = 3, "line_info"_a = false, "tmem_access_check"_a = false, "keep_dir"_a = "",
-      "extra_options"_a = std::vector<std::string>{}, "cta_group"_a = 1,
-      "The harness kernel `kind` (\"roundtrip\", \"store\", \"load\", \"fill\") of `spec`, "
-      "checked, compiled\n"
-      "for `target` by `backend` (\"auto\", \"nvptxcompiler\", \"nvjitlink\", \"ptxas\", "
-      "\"driver\") and cached in\n"
-      "memory and on disk. A memory hit costs well under a microsecond. keep_dir: write the PTX,\n"
-      "cubin and log of each compile there. Raises Error: the spec's rule errors, \"toolchain\" "
-      "with\n"
-      "the compiler log and the PTX in .details.");
+      "spec"_a, nb::kw_only(), "kind"_a = "roundtrip", "options"_a = nb::none(), "keywords"_a,
+      nb::sig(transfer_signature.c_str()),
+      "The harness kernel `kind` (\"roundtrip\", \"store\", \"load\", \"fill\") of `spec`,\n"
+      "checked, compiled with `options` (a CompileOptions) or its fields given as keywords, not\n"
+      "both: for `target` by `backend` (\"auto\", \"nvptxcompiler\", \"nvjitlink\", \"ptxas\", "
+      "\"driver\"),\n"
+      "and cached in memory and on disk. A memory hit costs well under a microsecond. keep_dir:\n"
+      "write the PTX, cubin and log of each compile there; precompile, front_end and\n"
+      "specialization are compile_kernel's and change nothing here. Raises Error: the spec's\n"
+      "rule errors, \"toolchain\" with the compiler log and the PTX in .details.");
 
+  const std::string warmup_signature =
+      "def warmup(specs: collections.abc.Sequence[TransferSpec], *, kind: str = 'roundtrip', "
+      "options: CompileOptions | None = None, " +
+      option_parameters() + ") -> None";
   m.def(
       "warmup",
-      [](const std::vector<tmem::TransferSpec>& specs, const std::string& kind,
-         const std::string& target, const std::string& backend) {
+      [](const std::vector<tmem::TransferSpec>& specs, const std::string& kind, nb::handle options,
+         const nb::kwargs& keywords) {
         const tmem::KernelKind kernel_kind = unwrap(tmem::parse_kernel_kind(kind));
-        const tmem::CompileOptions options =
-            compile_options(target, backend, 3, false, false, "", {});
-        without_gil([&] { return tmem::warmup(specs, options, kernel_kind); });
+        tmem::CompileOptions made;
+        const tmem::CompileOptions& given = call_options(options, keywords, "warmup", made);
+        without_gil([&] { return tmem::warmup(specs, given, kernel_kind); });
       },
-      "specs"_a, nb::kw_only(), "kind"_a = "roundtrip", "target"_a = "sm_100a",
-      "backend"_a = "auto",
-      "Compiles every spec into the cache on all cores, for precompiling at startup. Raises the "
-      "error\n"
-      "of the first failing spec with its index.");
+      "specs"_a, nb::kw_only(), "kind"_a = "roundtrip", "options"_a = nb::none(), "keywords"_a,
+      nb::sig(warmup_signature.c_str()),
+      "Compiles every spec into the cache on all cores, for precompiling at startup, with the\n"
+      "options compile_transfer takes. Raises the error of the first failing spec with its "
+      "index.");
 
   m.def("cache_stats", &stats_dict,
         "Counters since the process started or reset_cache_stats(): hits, misses, disk_hits,\n"

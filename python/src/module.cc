@@ -6,6 +6,7 @@ NB_MODULE(_tmemjit, m) {
   m.doc() = "libtmemjit: a JIT for Blackwell TMEM transfers (tcgen05.ld / tcgen05.st)";
   m.attr("__version__") = TMEMJIT_PY_VERSION;
   tmemjit_py::bind_errors(m);
+  tmemjit_py::bind_options(m);
   tmemjit_py::bind_descriptors(m);
   tmemjit_py::bind_check(m);
   tmemjit_py::bind_jit(m);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "call_memo.h"
+#include "options.h"
 #include "tmem/compile.h"
 #include "tmem/specialize.h"
 #define TMEMJIT_PY_HAVE_SPECIALIZE 1
@@ -22,11 +23,6 @@
 namespace tmemjit_py {
 
 #ifdef TMEMJIT_PY_HAVE_SPECIALIZE
-tmem::CompileOptions compile_options(const std::string& target, const std::string& backend,
-                                     int opt_level, bool line_info, bool tmem_access_check,
-                                     const std::string& keep_dir,
-                                     const std::vector<std::string>& extra_options);
-
 namespace {
 
 tmem::Language parse_language(const std::string& text) {
@@ -108,49 +104,27 @@ void bind_device_function(nb::module_& m) {
       "caller calls NAME_wait() itself; warp_argument / column_argument add those parameters.");
 }
 
-// compile_kernel's options as the wrapper hands them down (types checked there).
-struct CallOptions {
-  std::string language, target, backend;
-  int opt_level = 3;
-  bool line_info = false;
-  std::string keep_dir;
-  std::vector<std::string> extra_options;
-  int cta_group = 1;
-  std::string path;
-  std::vector<std::string> nvrtc_options, ptx_options;
-  std::string specialization;
-  std::vector<std::string> precompile;
-  std::string front_end;
-};
-
 // What a call means to the library: the source, each transfer with its options, CompileOptions.
 std::shared_ptr<PreparedCall> prepare_call(const std::string& source, const std::string& entry,
                                            const std::vector<TransferTuple>& transfers,
-                                           const CallOptions& given) {
+                                           const std::string& language, const std::string& path,
+                                           const tmem::CompileOptions& options) {
   auto prepared = std::make_shared<PreparedCall>();
-  prepared->source.language = parse_language(given.language);
+  prepared->source.language = parse_language(language);
   prepared->source.text = source;
   prepared->source.entry = entry;
-  prepared->source.path = given.path;
+  prepared->source.path = path;
   prepared->transfers.reserve(transfers.size());
   for (const auto& [name, spec, wait, warp_argument, column_argument] : transfers) {
     if (spec == nullptr) raise(tmem::ErrorCode::kUsage, "transfer '" + name + "' has no spec");
     (void)spec->fingerprint();  // kept in the Python object's spec from now on
     prepared->transfers.push_back(
         {*spec, function_options(name, prepared->source.language, wait, warp_argument,
-                                 column_argument, given.cta_group)});
+                                 column_argument, options.cta_group)});
   }
-  tmem::CompileOptions& options = prepared->options;
-  options = compile_options(given.target, given.backend, given.opt_level, given.line_info, false,
-                            given.keep_dir, given.extra_options);
-  options.cta_group = given.cta_group;
-  options.nvrtc_options = given.nvrtc_options;
-  options.ptx_options = given.ptx_options;
-  // Checked by compile_kernel itself, as the CLI's --precompile: a bad name is Error "usage".
-  options.precompile = given.precompile;
-  // Parsed here, as backend= is: a wrong name is Error "usage" naming the allowed set.
-  options.specialization = unwrap(tmem::parse_specialization(given.specialization));
-  options.front_end = unwrap(tmem::parse_front_end(given.front_end));
+  // Checked when the CompileOptions was made; precompile's names are checked by compile_kernel
+  // itself, as the CLI's --precompile: a bad name is Error "usage".
+  prepared->options = options;
   return prepared;
 }
 
@@ -159,15 +133,9 @@ void bind_compile_kernel(nb::module_& m) {
       "_compile_kernel",
       [](const std::string& source, const std::string& entry,
          const std::vector<TransferTuple>& transfers, const std::string& language,
-         const std::string& target, const std::string& backend, int opt_level, bool line_info,
-         const std::string& keep_dir, const std::vector<std::string>& extra_options, int cta_group,
-         const std::string& path, const std::vector<std::string>& nvrtc_options,
-         const std::vector<std::string>& ptx_options, const std::string& specialization,
-         const std::vector<std::string>& precompile, const std::string& front_end, nb::tuple call) {
-        const CallOptions given{language,    target,         backend,    opt_level, line_info,
-                                keep_dir,    extra_options,  cta_group,  path,      nvrtc_options,
-                                ptx_options, specialization, precompile, front_end};
-        std::shared_ptr<PreparedCall> prepared = prepare_call(source, entry, transfers, given);
+         const std::string& path, const tmem::CompileOptions& options, nb::tuple call) {
+        std::shared_ptr<PreparedCall> prepared =
+            prepare_call(source, entry, transfers, language, path, options);
         // Checked and converted: a later call with the same objects skips both (call_memo.h).
         if (call.size() == kCallArguments) {
           nb::handle arguments[kCallArguments];
@@ -176,35 +144,30 @@ void bind_compile_kernel(nb::module_& m) {
         }
         return run_prepared(*prepared);
       },
-      "source"_a, "entry"_a, "transfers"_a, "language"_a, "target"_a, "backend"_a, "opt_level"_a,
-      "line_info"_a, "keep_dir"_a, "extra_options"_a, "cta_group"_a, "path"_a, "nvrtc_options"_a,
-      "ptx_options"_a, "specialization"_a, "precompile"_a, "front_end"_a, "call"_a,
+      "source"_a, "entry"_a, "transfers"_a, "language"_a, "path"_a, "options"_a, "call"_a,
       "tmemjit.compile_kernel's C++ half; call that instead. `call` is compile_kernel's own\n"
-      "arguments, remembered for _compile_kernel_again.");
+      "arguments but the options, remembered for _compile_kernel_again.");
   m.def(
       "_compile_kernel_again",
       [](nb::handle source, nb::handle entry, nb::handle transfers, nb::handle language,
-         nb::handle target, nb::handle backend, nb::handle opt_level, nb::handle line_info,
-         nb::handle keep_dir, nb::handle extra_options, nb::handle cta_group, nb::handle path,
-         nb::handle nvrtc_options, nb::handle ptx_options, nb::handle specialization,
-         nb::handle precompile, nb::handle front_end) -> nb::object {
-        const nb::handle arguments[kCallArguments] = {
-            source,        entry,       transfers,      language,      target,    backend,
-            opt_level,     line_info,   keep_dir,       extra_options, cta_group, path,
-            nvrtc_options, ptx_options, specialization, precompile,    front_end};
-        std::shared_ptr<const PreparedCall> prepared = recall(arguments);
+         nb::handle path, nb::handle options, nb::handle keywords) -> nb::object {
+        tmem::CompileOptions made;
+        const tmem::CompileOptions& given = call_options(options, keywords, "compile_kernel", made);
+        const nb::handle arguments[kCallArguments] = {source, entry, transfers, language, path};
+        std::shared_ptr<const PreparedCall> prepared = recall(arguments, given);
         if (!prepared) return nb::none();
         return nb::cast(run_prepared(*prepared));
       },
       // None is an argument like any other here: the wrapper's checks name it if no call matches.
       nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
-      nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
-      nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(), nb::arg().none(),
       nb::arg().none(), nb::arg().none(),
       "tmemjit.compile_kernel's fast path: the kernel of a call made before with the same\n"
-      "objects (call_memo.h), or None.");
+      "objects and equal options (call_memo.h), or None. Raises what CompileOptions raises for\n"
+      "options= and keywords that make none.");
   m.def("_forget_calls", &forget_calls,
         "Drops the remembered compile_kernel calls (at exit, and for tests).");
+  m.def("_recalled_calls", &recalled_calls,
+        "How many compile_kernel calls the memo answered since _forget_calls(), for tests.");
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&forget_calls));
 }
 

@@ -17,6 +17,7 @@ Every failure of the library raises tmemjit.Error with .code, .message and .deta
 from ._tmemjit import (
     Candidate,
     CheckResult,
+    CompileOptions,
     CompileReport,
     Error,
     Kernel,
@@ -53,6 +54,7 @@ from ._specialize import (SpecFile, Transfer, compile_kernel, device_function, s
 __all__ = [
     "Candidate",
     "CheckResult",
+    "CompileOptions",
     "CompileReport",
     "Emulation",
     "Error",

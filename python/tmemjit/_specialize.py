@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Mapping
 from typing import Union
 
 from . import _tmemjit
-from ._tmemjit import Kernel, TransferSpec
+from ._tmemjit import CompileOptions, Kernel, TransferSpec
 
 __all__ = ["SpecFile", "Transfer", "compile_kernel", "device_function", "spec_file",
            "warmup_kernel"]
@@ -65,27 +66,15 @@ def _usage_error(message: str) -> _tmemjit.Error:
     return error
 
 
-def _check_option_types(**options) -> None:
-    """TypeError naming the argument and the type it needs, before anything reaches C++ (whose
-    binding would only say "incompatible function arguments", issue 39 N15)."""
-    for name in ("language", "target", "backend", "keep_dir", "specialization", "front_end"):
-        if not isinstance(options[name], str):
-            raise TypeError(f"{name} must be a str, not {type(options[name]).__name__}")
-    for name in ("opt_level", "cta_group"):
-        value = options[name]
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not isinstance(options["line_info"], bool):
-        raise TypeError(f"line_info must be a bool, not {type(options['line_info']).__name__}")
-    if not 0 <= options["opt_level"] <= 3:
-        raise _usage_error(f"opt_level {options['opt_level']}: the PTX compiler takes 0 to 3")
-    for name in ("extra_options", "nvrtc_options", "ptx_options", "precompile"):
-        given = options[name]
-        if isinstance(given, str) or not isinstance(given, Iterable):
-            raise TypeError(f"{name} must be a sequence of str, not {type(given).__name__}")
-        for index, item in enumerate(given if isinstance(given, (list, tuple)) else ()):
-            if not isinstance(item, str):
-                raise TypeError(f"{name}[{index}] must be a str, not {type(item).__name__}")
+def _with_option_keywords(function):
+    """Shows `function`'s **keywords as the CompileOptions fields they stand for, with their
+    defaults (help(), inspect.signature): the fields are listed once, in CompileOptions."""
+    signature = inspect.signature(function)
+    parameters = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=value)
+                   for name, value in CompileOptions().to_dict().items()]
+    function.__signature__ = signature.replace(parameters=parameters)
+    return function
 
 
 def _unavailable(name: str) -> _tmemjit.Error:
@@ -112,21 +101,20 @@ else:
         raise _unavailable("device_function")
 
 
+@_with_option_keywords
 def compile_kernel(source: str, entry: str,
                    transfers: Mapping[str, Union[TransferSpec, Transfer]], *,
-                   language: str = "cuda", target: str = "sm_100a", backend: str = "auto",
-                   opt_level: int = 3, line_info: bool = False, keep_dir: str = "",
-                   extra_options: Iterable[str] = (), cta_group: int = 1,
-                   path: str = "", nvrtc_options: Iterable[str] = (),
-                   ptx_options: Iterable[str] = (),
-                   specialization: str = "eager", precompile: Iterable[str] = (),
-                   front_end: str = "nvrtc") -> Kernel:
+                   language: str = "cuda", path: str = "",
+                   options: Union[CompileOptions, None] = None, **keywords) -> Kernel:
     """Compiles the user's kernel `source` (CUDA C++ or PTX) with its transfers (docs/design.md §Specialization).
 
     `transfers` maps each device function's name to its TransferSpec, or to a Transfer with
     options. A CUDA source includes <tmemjit/transfers.cuh>, generated for these transfers; a PTX
-    source calls them as .func. target "sm_90" builds the emulated form for a Hopper GPU. The
-    result is cached in memory and on disk like compile_transfer. cta_group=2 gives the lifecycle
+    source calls them as .func. The compile options come as `options`, a CompileOptions, or as its
+    fields given as keywords (target=, opt_level=, nvrtc_options=, ...), not both at once: a
+    TypeError says so (options.replace(field=...) changes one field of a value). target "sm_90"
+    builds the emulated form for a Hopper GPU. The result is cached in memory and on disk like
+    compile_transfer. cta_group=2 gives the lifecycle
     helpers of a CTA pair (launch the kernel as clusters of 2 CTAs). `path` is the file name the
     compiler's messages give the source (default "kernel.cu" or "kernel.ptx"). `nvrtc_options`
     go to NVRTC (e.g. "-std=c++20", "-default-device", "-I/path"), `ptx_options` to the PTX
@@ -147,12 +135,10 @@ def compile_kernel(source: str, entry: str,
     transfer's rule error, "usage" for a wrong option, or "toolchain" with the compiler log.
     """
     if _tmemjit._have_specialize:
-        # The same objects as an earlier call: its checks and conversions stand (call_memo.h).
-        kernel = _tmemjit._compile_kernel_again(source, entry, transfers, language, target,
-                                                backend, opt_level, line_info, keep_dir,
-                                                extra_options, cta_group, path, nvrtc_options,
-                                                ptx_options, specialization, precompile,
-                                                front_end)
+        # The same objects and equal options as an earlier call: its checks and conversions stand
+        # (call_memo.h).
+        kernel = _tmemjit._compile_kernel_again(source, entry, transfers, language, path,
+                                                options, keywords)
         if kernel is not None:
             return kernel
     if not isinstance(source, str):
@@ -162,13 +148,10 @@ def compile_kernel(source: str, entry: str,
     if not isinstance(transfers, Mapping):
         raise TypeError(f"transfers must be a mapping of names to TransferSpec or Transfer, "
                         f"not {type(transfers).__name__}")
-    if not isinstance(path, str):
-        raise TypeError(f"path must be a str, not {type(path).__name__}")
-    _check_option_types(language=language, target=target, backend=backend, opt_level=opt_level,
-                        line_info=line_info, keep_dir=keep_dir, cta_group=cta_group,
-                        specialization=specialization, extra_options=extra_options,
-                        nvrtc_options=nvrtc_options, ptx_options=ptx_options,
-                        precompile=precompile, front_end=front_end)
+    for name, value in (("language", language), ("path", path)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    options = _tmemjit._call_options(options, keywords, "compile_kernel")
     rows = []
     for name, value in transfers.items():
         if not isinstance(name, str):
@@ -181,28 +164,27 @@ def compile_kernel(source: str, entry: str,
         rows.append((name, value.spec, value.wait, value.warp_argument, value.column_argument))
     if not _tmemjit._have_specialize:
         raise _unavailable("compile_kernel")
-    call = (source, entry, transfers, language, target, backend, opt_level, line_info, keep_dir,
-            extra_options, cta_group, path, nvrtc_options, ptx_options, specialization, precompile,
-            front_end)
-    return _tmemjit._compile_kernel(source, entry, rows, language, target, backend, opt_level,
-                                    line_info, keep_dir, list(extra_options), cta_group, path,
-                                    list(nvrtc_options), list(ptx_options), specialization,
-                                    list(precompile), front_end, call)
+    return _tmemjit._compile_kernel(source, entry, rows, language, path, options,
+                                    (source, entry, transfers, language, path))
 
 
+@_with_option_keywords
 def warmup_kernel(source: str, entry: str,
-                  transfers: Mapping[str, Union[TransferSpec, Transfer]], **options) -> None:
+                  transfers: Mapping[str, Union[TransferSpec, Transfer]], *,
+                  language: str = "cuda", path: str = "",
+                  options: Union[CompileOptions, None] = None, **keywords) -> None:
     """Builds the generic tier of the kernel for these transfers ahead of time (docs/specialization.md §Tiers).
 
-    The same arguments as compile_kernel, precompile= included (its `specialization` is set to
-    "generic"). The tier goes
+    The same arguments as compile_kernel, options= or keywords, precompile= included (its
+    `specialization` is set to "generic"). The tier goes
     to the cache tiers (memory, disk, the remote tier; cache bundles carry it), so that
     compile_kernel(..., specialization="lazy") answers a new layout of the same registers per
     thread at once, here or in another process. Raises Error "usage" naming the transfer when its
     plan cannot be data (no generic tier exists for it), or what compile_kernel raises.
     """
-    options["specialization"] = "generic"
-    kernel = compile_kernel(source, entry, transfers, **options)
+    options = _tmemjit._call_options(options, keywords, "warmup_kernel")
+    kernel = compile_kernel(source, entry, transfers, language=language, path=path,
+                            options=options.replace(specialization="generic"))
     if kernel.tier != "generic":
         message = "warmup_kernel: no generic tier for this kernel: " + kernel.report.tier_reason
         error = _tmemjit.Error(message)
