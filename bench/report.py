@@ -396,6 +396,30 @@ def reference_warmup(directory):
             f"the target is met where two cores are free.")
 
 
+# Sections written by hand (runs on other machines that this script does not make: the emulation on
+# Hopper, the specialization's lab notes), kept from the page being rewritten, each placed after the
+# generated section named here.
+HAND_WRITTEN = (("## Kernel specialization: measurements", "kernel"),
+                ("## Blackwell kernels on Hopper", "tiers"))
+
+
+def hand_written_sections(path):
+    """The HAND_WRITTEN sections of the existing page by their place, each up to the next '## '."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}
+    kept = {}
+    for heading, after in HAND_WRITTEN:
+        at = text.find("\n" + heading)
+        if at < 0:
+            continue
+        end = text.find("\n## ", at + 1)
+        kept[after] = kept.get(after, "") + text[at + 1:end + 1 if end >= 0 else len(text)]
+    return kept
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--results", required=True, help="directory with jit.json, cache.json, codegen.json")
@@ -643,11 +667,14 @@ from 152,064 to 135,808 bytes (−10.7%).
 
 {cq}
 """
+    kept = hand_written_sections(os.path.join(args.docs, "benchmarks.md"))
     md += kernel_section(load(os.path.join(args.results, "kernel.json")),
                          load(os.path.join(args.docs, "bench-data", "h200", "kernel.json")))
+    md += kept.get("kernel", "")
     md += tiers_section(load(os.path.join(args.results, "tiers.json")),
                         load(os.path.join(args.docs, "bench-data", "h200", "tiers.json")),
                         load(os.path.join(args.docs, "bench-data", "h200", "tiers_emulation.json")))
+    md += kept.get("tiers", "")
     md += reference_section(os.path.join(args.docs, "bench-data", "h200"))
     with open(os.path.join(args.docs, "benchmarks.md"), "w") as f:
         f.write(md)
