@@ -424,7 +424,10 @@ Result<CodeStats> code_stats(Span<const char> cubin_bytes, std::string_view entr
   for (std::uint32_t f : reachable(*cubin, *entry_symbol)) {
     const Symbol& symbol = cubin->symbols[f];
     const std::uint16_t index = symbol.raw.st_shndx;
-    if (index == SHN_UNDEF || index >= cubin->sections.size())
+    // An external function the driver resolves at load (vprintf, malloc: a kernel that prints)
+    // has no code in the cubin to count.
+    if (index == SHN_UNDEF) continue;
+    if (index >= cubin->sections.size())
       return malformed("function '" + symbol.name + "' has no section (index " +
                        std::to_string(index) + ")");
     const Section& text = cubin->sections[index];

@@ -401,6 +401,40 @@ TEST(CodeStats, CalleesCount) {
                                 whole->log);
 }
 
+// A kernel that prints calls vprintf, which the driver resolves at load: an undefined symbol in
+// the cubin with no code of its own, left out of the counts (a CuTe tutorial's kernel prints).
+TEST(CodeStats, AnExternalFunctionHasNoCodeToCount) {
+  const char* const ptx = R"(.version 8.6
+.target sm_100a
+.address_size 64
+.extern .func (.param .b32 status) vprintf (.param .b64 format, .param .b64 args);
+.global .align 1 .b8 text[4] = {104, 105, 10, 0};
+.visible .entry prints()
+{
+  .reg .b64 %rd<3>;
+  .reg .b32 %r<2>;
+  mov.u64 %rd1, text;
+  cvta.global.u64 %rd2, %rd1;
+  {
+  .param .b64 format;
+  st.param.b64 [format], %rd2;
+  .param .b64 args;
+  st.param.b64 [args], 0;
+  .param .b32 status;
+  call.uni (status), vprintf, (format, args);
+  ld.param.b32 %r1, [status];
+  }
+  ret;
+}
+)";
+  auto module = compile_ptx(ptx, ptxas_options());
+  ASSERT_TRUE(module.ok()) << module.error().full_text();
+  auto stats = code_stats(module->cubin, "prints", Disassembly::kSkip);
+  ASSERT_TRUE(stats.ok()) << stats.error().full_text();
+  EXPECT_GT(stats->registers, 0);
+  EXPECT_GT(stats->instructions, 0);
+}
+
 TEST(CodeStats, SkippedDisassemblySaysSo) {
   auto stats =
       code_stats(compiled(kLocalArrayPtx, ptxas_options()), "local_array", Disassembly::kSkip);
