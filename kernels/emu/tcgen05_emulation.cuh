@@ -133,7 +133,6 @@ enum : u32 {
   kEntryFinished = 10,  // index + 1 of the last MMA of this slot whose commits arrived
   kEntryCommits = 11,   // kCommitDone | the number of commits attached
   kEntryTargets = 12,   // [kCommitTargets] x (address, kTargetMulticast | cta mask)
-  kEntryIssuer = 20,    // the issuing CTA's cluster rank
   kCommitTargets = 4,
   kCommitDone = 0x80000000u,
   kTargetMulticast = 0x10000u,
@@ -196,25 +195,20 @@ struct Pair {
   __device__ u32 cta(u32 part) const { return part == 0u ? even_cta : odd_cta; }
 };
 
-// The CTAs of an operation issued by the CTA of cluster rank `issuer`, seen from this CTA (which
-// computes part of another CTA's MMA when it helps with its queue).
-__device__ __forceinline__ Pair pair_for(u32 cta_group, u32 issuer) {
+__device__ __forceinline__ Pair pair_of(u32 cta_group) {
   Pair p;
   p.own_rank = cluster_rank();
   p.parts = cta_group;
   if (cta_group == 1u) {
-    p.even_rank = p.odd_rank = issuer;
-    p.even_cta = p.odd_cta = issuer == p.own_rank ? cta() : cta_of_rank(issuer);
+    p.even_rank = p.odd_rank = p.own_rank;
+    p.even_cta = p.odd_cta = cta();
   } else {
-    p.even_rank = issuer & ~1u;
-    p.odd_rank = issuer | 1u;
+    p.even_rank = p.own_rank & ~1u;
+    p.odd_rank = p.own_rank | 1u;
     p.even_cta = cta_of_rank(p.even_rank);
     p.odd_cta = cta_of_rank(p.odd_rank);
   }
   return p;
-}
-__device__ __forceinline__ Pair pair_of(u32 cta_group) {
-  return pair_for(cta_group, cluster_rank());
 }
 
 // Validates cta_group and notes it in the CTA's flags (R27: one cta_group per kernel; recorded
@@ -544,9 +538,8 @@ struct MmaArgs {
   u32 idesc, flags;
 };
 
-// The plan of an MMA whose form was checked (plan_mma), issued by the CTA of cluster rank `issuer`:
-// descriptors decoded, no events.
-__device__ __forceinline__ void decode_plan(const MmaArgs& x, u32 issuer, MmaPlan& plan) {
+// The plan of an MMA whose form was checked (plan_mma): descriptors decoded, no events.
+__device__ __forceinline__ void decode_plan(const MmaArgs& x, MmaPlan& plan) {
   const u32 cta_group = x.flags & 3u;
   plan.kind = (x.flags >> 2) & 15u;
   plan.a_in_tmem = ((x.flags >> 6) & 1u) != 0u;
@@ -561,7 +554,7 @@ __device__ __forceinline__ void decode_plan(const MmaArgs& x, u32 issuer, MmaPla
   plan.saturate = i.saturate;
   plan.negate_a = i.negate_a != 0u;
   plan.negate_b = i.negate_b != 0u;
-  plan.pair = pair_for(cta_group, issuer);
+  plan.pair = pair_of(cta_group);
   plan.a = Operand{umma::make_unit_map(a, i.a_mn_major != 0u),
                    umma::operand_type(plan.kind, i.a_format), i.a_mn_major != 0u, false, 0u};
   plan.b = Operand{umma::make_unit_map(b, i.b_mn_major != 0u),
@@ -589,7 +582,7 @@ __device__ __forceinline__ bool plan_mma(const MmaArgs& x, u32 id, MmaPlan& plan
     record(kEventMmaForm, id, form);
     return false;
   }
-  decode_plan(x, cluster_rank(), plan);
+  decode_plan(x, plan);
   // Lane alignment (9.7.16.10.5): 0, or 0/16 for Layout F, the same for A and D.
   if (!umma::d_lane_valid(plan.d_lane, i.m, cta_group)) {
     record(kEventTmemLanes, id, x.d_taddr);
@@ -850,14 +843,10 @@ __device__ __forceinline__ void mma_row(const MmaPlan& plan, u32 part, u32 row, 
           : load_slice(a_operand, row);
   const Prepared<kKind> a = prepare<kKind>(a_slice, plan.a.type, plan.negate_a);
   u32* d_cells = region + (plan.d_lane + place.lane) * kColumns + plan.d_column + place.column;
-  // D's next chunk is loaded while this one is computed: each load is an L2 round trip.
-  const u32 width = n_end - n_begin;
-  DChunk next{};
-  if (plan.accumulate) next = load_d_chunk(d_cells);
 #pragma unroll 1
-  for (u32 c0 = 0; c0 < width; c0 += kDChunk) {
-    DChunk old = next, fresh{};
-    if (plan.accumulate && c0 + kDChunk < width) next = load_d_chunk(d_cells + c0 + kDChunk);
+  for (u32 c0 = 0; c0 < n_end - n_begin; c0 += kDChunk) {
+    DChunk old{}, fresh{};
+    if (plan.accumulate) old = load_d_chunk(d_cells + c0);
 #pragma unroll 1
     for (u32 j0 = 0; j0 < kDChunk; j0 += kPass) {
       // Not unrolled (code size); the chunk's cells move down by a pass each time instead of
@@ -978,10 +967,8 @@ __device__ void arrive_target(u32 address, u32 target) {
     arrive_one(address);
     return;
   }
-  // The barrier's offset, put in this CTA's window (the arriving thread may be another CTA's).
-  const u32 local = own_shared(address);
   for (u32 rank = 0; rank < 16u; ++rank)
-    if ((target & (1u << rank)) != 0u) arrive_one(cluster_address(local, rank));
+    if ((target & (1u << rank)) != 0u) arrive_one(cluster_address(address, rank));
 }
 
 // Every band of MMA `index` is done: its commits arrive (after every helper's TMEM writes, which
@@ -1012,7 +999,7 @@ __device__ void run_ticket(u32* q, u32 ticket) {
   // mbarrier wait) before enqueueing: order this thread's reads after that, at cluster scope.
   asm volatile("fence.acq_rel.cluster;" ::: "memory");
   MmaPlan plan;
-  decode_plan(entry_args(e), e[kEntryIssuer], plan);
+  decode_plan(entry_args(e), plan);
   const u32 rows = plan.pair.parts * plan.rows;
   run_mma_rows(plan, band * rows / kBands, (band + 1u) * rows / kBands);
   __threadfence();
@@ -1075,7 +1062,6 @@ __device__ void enqueue_mma(const MmaArgs& x, const MmaPlan& plan) {
   e[kEntryBDesc + 1u] = static_cast<u32>(x.b_desc >> 32);
   e[kEntryIdesc] = x.idesc;
   e[kEntryFlags] = x.flags;
-  e[kEntryIssuer] = cluster_rank();
   const u32 key = geometry_key(plan);
   e[kEntrySerial] = index > 0u && q[kQueueLastKey] != key ? 1u : 0u;
   q[kQueueLastKey] = key;
@@ -1247,16 +1233,8 @@ extern "C" __device__ __noinline__ void tmemjit_emu_help() {
   using namespace tmemjit::emu;
   if (tmemjit::emu_state.status == nullptr) return;
   u32* q = queue_of(cta());
-  u32 claim = 0;
-  for (; claim < 64u; ++claim)
-    if (!help_one(q)) break;
-  // An odd CTA of a cluster also helps its even partner, which issues a cta_group::2 pair's MMAs
-  // (their rows are half this CTA's), reading the operands through the cluster's addresses.
-  const u32 rank = cluster_rank();
-  if (claim == 64u || (rank & 1u) == 0u) return;
-  u32* partner = queue_of(cta_of_rank(rank & ~1u));
-  for (claim = 0; claim < 64u; ++claim)
-    if (!help_one(partner)) return;
+  for (u32 claim = 0; claim < 64u; ++claim)
+    if (!help_one(q)) return;
 }
 
 // tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64
