@@ -53,12 +53,16 @@ run_asan() {
   # itself runs here through the UserEmulation suite, and the plain build runs the oracle. The
   # differential test runs 1000 of its 4000 cases here (the plain build runs all; 4000 took 2 of
   # the run's 5 minutes): instrumented, the same code paths need no more cases.
+  # Nvrtc.RepresentativeOpcodesCompileAsCudaCxx passes, then LeakSanitizer's own tracer crashes at
+  # its exit (SIGSEGV at 0xda8 while it scans the main thread's TLS) whenever ctest runs it here
+  # (2026-12-07, every run; the same command passes outside ctest). The plain build runs it, and
+  # its NVRTC route runs here in the other Nvrtc.* tests.
   (cd "$dir" &&
     TMEMJIT_DIFF_CASES=${TMEMJIT_DIFF_CASES:-1000} \
     ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     LSAN_OPTIONS=suppressions="$SUPP/lsan.supp":print_suppressions=0 \
-    ctest --output-on-failure -j "$TMEMJIT_JOBS" -L 'unit|compile|sim' -E '^(InstallAndFindPackage|DocsCodeBlocks|UserEmulationCompile\..*|HeadersCompileAlone\..*)$')
+    ctest --output-on-failure -j "$TMEMJIT_JOBS" -L 'unit|compile|sim' -E '^(InstallAndFindPackage|DocsCodeBlocks|UserEmulationCompile\..*|HeadersCompileAlone\..*|Nvrtc\.RepresentativeOpcodesCompileAsCudaCxx)$')
 }
 
 run_tsan() {
