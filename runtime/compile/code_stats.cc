@@ -251,6 +251,12 @@ Status read_calls(const Image& image, Cubin& cubin) {
     if (section.header.sh_size % 8 != 0)
       return malformed(describe(section, k) + " has " + std::to_string(section.header.sh_size) +
                        " bytes, not a whole number of 8-byte caller/callee pairs");
+    // A SHT_NOBITS section passes read_sections' bounds with any size: without this, a claimed
+    // size of terabytes was a loop of as many reads (found by fuzz_code_stats).
+    if (!image.contains(section.header.sh_offset, section.header.sh_size))
+      return malformed(describe(section, k) + " (" + std::to_string(section.header.sh_size) +
+                       " bytes) lies outside the image of " + std::to_string(image.size()) +
+                       " bytes");
     for (std::uint64_t at = 0; at < section.header.sh_size; at += 8) {
       std::uint32_t caller = 0;
       std::uint32_t callee = 0;
