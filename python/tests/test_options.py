@@ -8,34 +8,18 @@ import pytest
 
 import seed_specs
 import tmemjit
-
-needs_specialize = pytest.mark.skipif(
-    not tmemjit._tmemjit._have_specialize,
-    reason="this libtmemjit has no include/tmem/specialize.h (compile_kernel)")
-
-# test_specialize.py's epilogue, renamed per test so that no other test's cache entry answers.
-KERNEL = r"""
-#include <tmemjit/transfers.cuh>
-
-extern "C" __global__ void options_probe(const float* in) {
-  __shared__ uint32_t tmem_base;
-  if (threadIdx.x / 32 == 0) tmemjit::alloc(&tmem_base, 64);
-  tmemjit::fence_before_sync();
-  __syncthreads();
-  tmemjit::fence_after_sync();
-  float regs[acc_store_regs];
-  for (int i = 0; i < acc_store_regs; ++i) regs[i] = in[threadIdx.x * acc_store_regs + i];
-  acc_store(tmem_base, regs);
-  tmemjit::fence_before_sync();
-  __syncthreads();
-  tmemjit::fence_after_sync();
-  if (threadIdx.x / 32 == 0) tmemjit::dealloc(tmem_base, 64);
-}
-"""
+from test_specialize import CUDA_KERNEL, needs_specialize
 
 
 def kernel_source(entry):
-    return KERNEL.replace("options_probe", entry)
+    """test_specialize.py's epilogue, renamed per test so that no other test's cache entry answers."""
+    return CUDA_KERNEL.replace("void epilogue(", "void " + entry + "(")
+
+
+def unsigned_kernel_source(entry):
+    """The same kernel storing uint32_t registers (the generic tier's stored type for layout B)."""
+    return kernel_source(entry).replace("float regs[", "uint32_t regs[").replace(
+        "regs[i] = in[", "regs[i] = (uint32_t)in[")
 
 
 # One changed value of each keyed option that compile_transfer takes, with what shows it in the
@@ -155,8 +139,7 @@ def test_compile_kernel_keyword_errors():
 @needs_specialize
 def test_warmup_kernel_passes_its_keywords_to_compile_kernel():
     entry = "options_warm"
-    source = kernel_source(entry).replace("float regs[", "uint32_t regs[").replace(
-        "regs[i] = in[", "regs[i] = (uint32_t)in[")
+    source = unsigned_kernel_source(entry)
     transfers = {"acc_store": seed_specs.layout_b()}
     tmemjit.warmup_kernel(source, entry, transfers, nvrtc_options=["-DWARM=1"], opt_level=2)
     warm = tmemjit.compile_kernel(source, entry, transfers, specialization="generic",
@@ -376,8 +359,7 @@ def test_compile_kernel_options_are_its_keywords():
 @needs_specialize
 def test_warmup_kernel_takes_options():
     entry = "options_warm_value"
-    source = kernel_source(entry).replace("float regs[", "uint32_t regs[").replace(
-        "regs[i] = in[", "regs[i] = (uint32_t)in[")
+    source = unsigned_kernel_source(entry)
     transfers = {"acc_store": seed_specs.layout_b()}
     # Its own specialization (generic) stands in for the one the options hold.
     options = tmemjit.CompileOptions(nvrtc_options=["-DWARM=2"], specialization="eager")
