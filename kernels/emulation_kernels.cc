@@ -524,16 +524,20 @@ Error library_event(EmuEvent event, const std::string& what, const std::string& 
       return Error(ErrorCode::kRule, head + "rule R27: cta_group::" + std::to_string(value) +
                                          " without its peer CTA in the cluster, or both "
                                          "cta_groups in one CTA");
-    case EmuEvent::kTmaPeer:
+    case EmuEvent::kTmaPeer:  // value: 0 or 1 (a stop, below), else the box's byte count
       return Error(
           ErrorCode::kUsage,
           head + (value == 0 ? std::string("the tensor map's box could not be read (an im2col "
                                            "or interleaved map?), so the peer CTA's barrier "
                                            "cannot be told its bytes; the kernel was stopped")
-                             : "the " + std::to_string(value) +
-                                   " bytes read from the tensor map's box did not all arrive "
-                                   "on the shadow barrier; the peer's barrier was told them "
-                                   "anyway"));
+                  : value == 1
+                      ? std::string("a .multicast::cluster load whose ctaMask leaves out the "
+                                    "issuing CTA, which the emulation cannot do (it lands the "
+                                    "box there first, docs/emulation.md §TMA .cta_group::2); "
+                                    "the kernel was stopped")
+                      : "the " + std::to_string(value) +
+                            " bytes read from the tensor map's box did not all arrive on the "
+                            "shadow barrier; the peer's barrier was told them anyway"));
     case EmuEvent::kStrictPending:
       return Error(ErrorCode::kRule,
                    head + "at " + at +

@@ -1578,8 +1578,6 @@ class Lowering {
     const bool pair = has_token(tokens, "cta_group::2");
     if (!pair && !has_token(tokens, "cta_group::1"))
       return refusal(in, "unexpected .cta_group qualifier");
-    if (pair && has_token(tokens, "multicast::cluster"))
-      return refusal(in, "TMA with .cta_group::2 and .multicast::cluster is not emulated yet");
     if (pair && in.opcode.find(".im2col") != std::string_view::npos)
       return refusal(in, "TMA with .cta_group::2 in an im2col mode is not emulated yet");
     assign_id(in);
@@ -1590,7 +1588,39 @@ class Lowering {
     for (char& c : operands)  // one line, as every replacement (its newlines are added back)
       if (c == '\n' || c == '\r') c = ' ';
     if (!pair) return "{ " + opcode + " " + operands + "; }";
+    if (has_token(tokens, "multicast::cluster")) return multicast_tensor_copy(in, opcode, operands);
     return peer_tensor_copy(in, opcode, operands);
+  }
+
+  // The .cta_group::2 multicast load (docs/emulation.md §TMA .cta_group::2): the box into this
+  // CTA alone on the shadow barrier, then the library copies it to the mask's other CTAs and
+  // completes each destination's bytes on its pair's barrier.
+  Lowered multicast_tensor_copy(const Instruction& in, std::string opcode,
+                                const std::string& operands) {
+    const auto ops = split_operands(operands);
+    if (ops.size() < 4)
+      return refusal(in, "expected [dst], [tensorMap, {coordinates}], [mbar], ctaMask");
+    const std::string_view multicast = ".multicast::cluster";
+    opcode.erase(opcode.find(multicast), multicast.size());
+    Block b(registers_);
+    const std::string dst = b.address(ops[0], false), mbar = b.address(ops[2], false);
+    const std::string mask = b.u32(ops[3]);
+    auto map = tensor_map_address(b, ops[1]);
+    if (!map) return refusal(in, map.error().message());
+    const std::string id = std::to_string(next_id_ - 1);
+    const std::string begin_params =
+        b.param(*map, true) + ", " + b.param(mask, false) + ", " + b.param(id, false);
+    b.declare(".param .b32 tmemjit_r0");
+    b.emit("call (tmemjit_r0), tmemjit_emu_tma_multicast_begin, (" + begin_params + ")");
+    const std::string shadow = b.temp32();
+    b.emit("ld.param.b32 " + shadow + ", [tmemjit_r0]");
+    std::string unicast = std::string(ops[0]) + ", " + std::string(ops[1]) + ", [" + shadow + "]";
+    for (size_t i = 4; i < ops.size(); ++i) unicast += ", " + std::string(ops[i]);  // cache hint
+    b.emit(opcode + " " + unicast);
+    call(b, "tmemjit_emu_tma_multicast_end",
+         {b.param(shadow, false), b.param(dst, false), b.param(mbar, false), b.param(mask, false),
+          b.param(id, false)});
+    return finish_block(in, b);
   }
 
   // The .cta_group::2 load: the plain TMA where the barrier is this CTA's, else the shadow path.

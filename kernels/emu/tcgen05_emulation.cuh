@@ -1445,11 +1445,13 @@ extern "C" __device__ __noinline__ unsigned int tmemjit_emu_tma_peer_begin(
   return shadow;
 }
 
-extern "C" __device__ __noinline__ void tmemjit_emu_tma_peer_end(unsigned int shadow,
-                                                                 unsigned int mbar,
-                                                                 unsigned int id) {
-  using namespace tmemjit::emu;
-  volatile u32* h = header_of(tmemjit::emu::cta());
+namespace tmemjit {
+namespace emu {
+namespace {
+// Waits (bounded) for the bytes tmemjit_emu_tma_peer_begin expected on the shadow, retires it,
+// and returns the count; bytes that never came are event 14 with the count, not a hang.
+__device__ u32 await_shadow(u32 shadow, u32 id) {
+  volatile u32* h = header_of(cta());
   const u32 bytes = h[kHeaderTmaBytes];
   u32 done = 0u;
   for (u32 poll = 0; poll < kTmaPolls && done == 0u; ++poll) {
@@ -1462,11 +1464,91 @@ extern "C" __device__ __noinline__ void tmemjit_emu_tma_peer_end(unsigned int sh
   }
   if (done == 0u) record(kEventTmaPeer, id, bytes);
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(shadow) : "memory");
-  // The bytes the shadow saw landed before the peer learns of them (complete_tx is relaxed).
+  return bytes;
+}
+
+// `bytes` completed on the barrier at shared::cluster address `mbar`. What landed before is
+// visible first: complete_tx is relaxed, so a cluster-scope fence orders the copy's writes.
+__device__ void complete_on(u32 mbar, u32 bytes) {
   asm volatile("fence.acq_rel.cluster;" ::: "memory");
   asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(mbar),
                "r"(bytes)
                : "memory");
+}
+
+__device__ void release_shadow() {
   __threadfence();
-  atomicExch(const_cast<u32*>(h + kHeaderTmaLock), 0u);
+  atomicExch(const_cast<u32*>(header_of(cta()) + kHeaderTmaLock), 0u);
+}
+
+// The CTA-relative offset of a shared::cluster address moved into the CTA of rank `to`: the
+// address's distance from the window of its own CTA (getctarank), added to the window of `to`,
+// both windows found by mapa of this CTA's shadow (a shared::cta address, which mapa maps by the
+// ISA: 9.7.9.x mapa). A foreign address is not given to mapa itself.
+__device__ u32 moved_to_cta(u32 address, u32 to) {
+  u32 from;
+  asm volatile("getctarank.shared::cluster.u32 %0, %1;" : "=r"(from) : "r"(address));
+  const u32 anchor = static_cast<u32>(__cvta_generic_to_shared(&tma_shadow));
+  return address - cluster_address(anchor, from) + cluster_address(anchor, to);
+}
+}  // namespace
+}  // namespace emu
+}  // namespace tmemjit
+
+extern "C" __device__ __noinline__ void tmemjit_emu_tma_peer_end(unsigned int shadow,
+                                                                 unsigned int mbar,
+                                                                 unsigned int id) {
+  using namespace tmemjit::emu;
+  complete_on(mbar, await_shadow(shadow, id));
+  release_shadow();
+}
+
+// cp.async.bulk.tensor...multicast::cluster.cta_group::2 [dst], [map, {c}], [mbar], ctaMask: the
+// box lands at dst's offset in each CTA of ctaMask, and each destination's bytes complete on the
+// barrier at mbar's offset in its pair's CTA of mbar's parity, the leader for mbar = the leader's
+// (PTX ISA 9.7.9.25.5.1; CUTLASS's 2-SM multicast loads pass the leader's barrier). sm_90's
+// multicast completes on each destination's own barrier (docs/emulation.md §TMA .cta_group::2),
+// so the lowering loads the box into this CTA alone, on the shadow taken by begin; this call then
+// copies it to the other destinations (16-byte distributed shared-memory stores) and completes
+// each destination's bytes on its barrier. The issuing CTA must be a destination: it holds the
+// box first (event 14 with value 1 stops the kernel otherwise, checked before the load).
+extern "C" __device__ __noinline__ unsigned int tmemjit_emu_tma_multicast_begin(
+    unsigned long long tensor_map, unsigned int cta_mask, unsigned int id) {
+  using namespace tmemjit::emu;
+  if (((cta_mask >> cluster_rank()) & 1u) == 0u) {
+    record(kEventTmaPeer, id, 1u);
+    __trap();
+  }
+  return tmemjit_emu_tma_peer_begin(tensor_map, id);
+}
+
+extern "C" __device__ __noinline__ void tmemjit_emu_tma_multicast_end(unsigned int shadow,
+                                                                      unsigned int dst,
+                                                                      unsigned int mbar,
+                                                                      unsigned int cta_mask,
+                                                                      unsigned int id) {
+  using namespace tmemjit::emu;
+  const u32 bytes = await_shadow(shadow, id);
+  const u32 self = cluster_rank();
+  u32 mbar_rank;
+  asm volatile("getctarank.shared::cluster.u32 %0, %1;" : "=r"(mbar_rank) : "r"(mbar));
+  const u32 box = moved_to_cta(dst, self);  // this CTA's copy, whatever window dst named
+  for (u32 rank = 0; rank < 16u; ++rank) {
+    if (((cta_mask >> rank) & 1u) == 0u) continue;
+    if (rank != self) {
+      const u32 remote = moved_to_cta(dst, rank);
+      for (u32 offset = 0; offset < bytes; offset += 16u) {
+        uint4 v;
+        asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(box + offset)
+                     : "memory");
+        asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(remote + offset),
+                     "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                     : "memory");
+      }
+    }
+    complete_on(moved_to_cta(mbar, (rank & ~1u) | (mbar_rank & 1u)), bytes);
+  }
+  release_shadow();
 }

@@ -15,10 +15,9 @@ KERNELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "jit" / "kerne
 PAIR_SMEM = 3 * (128 * 64 * 2 + 64 * 64 * 2) + 1024  # pair_gemm::kSmemBytes: past 48 KB
 
 
-def _pair_gemm(strict=False):
+def _pair_gemm(strict=False, entry="pair_gemm_bf16"):
     source = (KERNELS / "ws_gemm_2cta_sm100.cu").read_text()
-    emulation = tmemjit.emulate(source, "pair_gemm_bf16", path="ws_gemm_2cta_sm100.cu",
-                                strict=strict)
+    emulation = tmemjit.emulate(source, entry, path="ws_gemm_2cta_sm100.cu", strict=strict)
     # Every family the 2-CTA GEMM needs, lowered (the TMA .cta_group::2 among them).
     for family in ("tcgen05.alloc", "tcgen05.mma", "tcgen05.commit", "tcgen05.ld",
                    "cp.async.bulk.tensor"):
@@ -26,13 +25,13 @@ def _pair_gemm(strict=False):
     return emulation
 
 
-def _run_pair_gemm(torch, driver, kernel, a, b):
+def _run_pair_gemm(torch, driver, kernel, a, b, cluster=2):
     m, n = a.shape[0], b.shape[0]
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
     kernel.launch((m // 128, n // 128), 256,
                   [c, ctypes.c_int(m), ctypes.c_int(n), ctypes.c_int(a.shape[1]),
                    tensor_map(driver, a, 128), tensor_map(driver, b, 64)],
-                  shared_mem=PAIR_SMEM, cluster=2)
+                  shared_mem=PAIR_SMEM, cluster=cluster)
     torch.cuda.synchronize()
     return c
 
@@ -50,6 +49,24 @@ def test_pair_gemm_equals_the_host_gemm_bit_for_bit(strict):
     b = torch.randint(-3, 4, (n, k), device="cuda").to(torch.bfloat16)
     emulation = _pair_gemm(strict)
     c = _run_pair_gemm(torch, driver, emulation.kernel, a, b)
+    assert emulation.kernel.emulation_check() == []
+    expected = a.float() @ b.float().T
+    wrong = (c != expected).sum().item()
+    assert wrong == 0, f"{wrong} of {m * n} differ; first rows:\n{c[:2, :8]}\n{expected[:2, :8]}"
+
+
+def test_two_pairs_sharing_b_by_multicast_equal_the_host_gemm_bit_for_bit():
+    # TMA .cta_group::2 .multicast::cluster: in clusters of 4, the first pair loads B into itself
+    # and into the second pair; each destination's bytes complete on its own pair's leader (the
+    # second pair's leader is told bytes issued by the other pair), and the stages are freed by
+    # both leaders' commits. K of 6 blocks runs the 3 stages around twice.
+    torch, driver = hopper_torch()
+    torch.manual_seed(43)
+    m, n, k = 1024, 256, 384
+    a = torch.randint(-3, 4, (m, k), device="cuda").to(torch.bfloat16)
+    b = torch.randint(-3, 4, (n, k), device="cuda").to(torch.bfloat16)
+    emulation = _pair_gemm(entry="pair_gemm_bf16_multicast")
+    c = _run_pair_gemm(torch, driver, emulation.kernel, a, b, cluster=4)
     assert emulation.kernel.emulation_check() == []
     expected = a.float() @ b.float().T
     wrong = (c != expected).sum().item()
@@ -120,8 +137,10 @@ def test_strict_mode_passes_the_correct_kernel_and_fills_fresh_columns():
 def test_lowering_the_pair_gemm_needs_no_gpu():
     # The lowering and the sm_90 compile run anywhere: the TMA .cta_group::2 becomes the shadow
     # barrier's path, and ptxas for sm_90 accepts the whole module.
+    # The module's other kernel loads B with .multicast::cluster: the multicast path.
     emulation = _pair_gemm()
     assert "tmemjit_emu_tma_peer_begin" in emulation.ptx
+    assert "tmemjit_emu_tma_multicast_begin" in emulation.ptx
     tma = [line for line in emulation.ptx.splitlines() if "cp.async.bulk.tensor" in line]
-    assert len(tma) == 2 and all(".cta_group::2 [" not in line for line in tma), tma
+    assert len(tma) == 4 and all(".cta_group::2 [" not in line for line in tma), tma
     assert emulation.registers > 0

@@ -371,9 +371,6 @@ const std::vector<Refused>& refused_statements() {
       {"tcgen05.mma.cta_group::1.kind::f16.ashift [%r1], [%r3], %rd2, %r2, %p1;", ".ashift"},
       {"tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%r1], %rd1;", "decompression"},
       {"tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b4x16_p64 [%r1], %rd1;", "decompression"},
-      {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes."
-       "multicast::cluster.cta_group::2 [%r1], [%rd1, {%r2, %r3}], [%r7], %rs1;",
-       ".cta_group::2 and .multicast::cluster"},
       {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];", "256-bit"},
       {"ld.global.v4.b64 {%rd1, %rd2, %rd3, %rd4}, [%rd5];", "256-bit"},
       {"st.global.v8.b32 [%rd1], {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8};", "256-bit"},
@@ -391,6 +388,40 @@ const std::vector<Refused>& refused_statements() {
       {"cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd1], [%r1], 128, %rs1;", ".cp_mask"},
   };
   return kRefused;
+}
+
+// TMA .cta_group::2 .multicast::cluster (docs/emulation.md §TMA .cta_group::2): the box into this
+// CTA alone on the shadow barrier (no mask, the cache hint kept), then the library's end copies it
+// to the mask's other CTAs and completes each one's bytes on its pair's barrier.
+TEST(UserEmulation, APairMulticastTmaLandsHereThenTheLibraryCopiesAndCompletesIt) {
+  const std::string tma =
+      "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global"
+      ".mbarrier::complete_tx::bytes";
+  const UserLowering l = lower(module("	" + tma +
+                                      ".multicast::cluster.L2::cache_hint [%r1], [%rd1, {%r2, "
+                                      "%r3}], [%r7], %rs1, %rd2;"));
+  ASSERT_EQ(l.families.size(), 1u);
+  EXPECT_EQ(l.families[0].first, "cp.async.bulk.tensor");
+  const std::string& p = l.ptx;
+  const size_t begin = p.find("call (tmemjit_r0), tmemjit_emu_tma_multicast_begin, (");
+  const size_t load = p.find(
+      "cp.async.bulk.tensor.2d.shared::cluster.global"
+      ".mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1, {%r2, "
+      "%r3}], [%tmemjit_u1], %rd2;");
+  const size_t end = p.find("call tmemjit_emu_tma_multicast_end, (");
+  ASSERT_NE(begin, std::string::npos) << p;
+  ASSERT_NE(load, std::string::npos) << "one load, into this CTA, on the shadow:\n" << p;
+  ASSERT_NE(end, std::string::npos) << p;
+  EXPECT_LT(begin, load);
+  EXPECT_LT(load, end);
+  EXPECT_NE(p.find("cvt.u32.u16 %tmemjit_u0, %rs1;"), std::string::npos) << "the 16-bit mask";
+  EXPECT_EQ(p.find(".multicast::cluster.L2"), p.rfind(".multicast::cluster.L2"))
+      << "only the statement's comment keeps the multicast:\n"
+      << p;
+  // Without a mask operand it is no multicast load: refused, naming what is expected.
+  const Error e =
+      refusal(module("	" + tma + ".multicast::cluster [%r1], [%rd1, {%r2, %r3}], [%r7];"));
+  EXPECT_NE(e.message().find("ctaMask"), std::string::npos) << e.message();
 }
 
 // TMA .cta_group::2 (docs/emulation.md §TMA .cta_group::2): the plain TMA when the barrier is
@@ -695,6 +726,7 @@ TEST(UserEmulation, EveryLibraryEventIsAnErrorNamingTheStatementTheThreadAndTheR
       {EmuEvent::kCtaPair, 2, ErrorCode::kRule, "rule R27: cta_group::2"},
       {EmuEvent::kOperandNotEmulated, 1, ErrorCode::kUsage, "disable-output-lane"},
       {EmuEvent::kTmaPeer, 0, ErrorCode::kUsage, "box could not be read"},
+      {EmuEvent::kTmaPeer, 1, ErrorCode::kUsage, "leaves out the issuing CTA"},
       {EmuEvent::kTmaPeer, 24576, ErrorCode::kUsage, "24576 bytes"},
       {EmuEvent::kStrictPending, (32u << 16) | 16u, ErrorCode::kRule,
        "lane 32, column 16: strict mode"},

@@ -18,6 +18,12 @@
 // The host makes the tensor maps (2-D bf16, 128-byte swizzle, box 64 × 128 for A and 64 × 64 for
 // B), launches (M/128, N/128) CTAs in clusters of 2 along x with kSmemBytes of dynamic shared
 // memory, and requires M % 256 == 0, N % 128 == 0, K % 64 == 0 and K > 0.
+//
+// pair_gemm_bf16_multicast is the same GEMM in clusters of 4 (two pairs, rows 0-255 and 256-511
+// of a 512-row block, the same columns): the first pair loads B for both, with TMA .cta_group::2
+// .multicast::cluster into CTAs r and r + 2, each destination's bytes completing on its own
+// pair's leader; a stage is free once both leaders' MMAs consumed it (the empty barriers count 2
+// arrivals, and each leader's commit frees the stage in all four CTAs). M % 512 == 0.
 
 #ifdef __CUDACC_RTC__
 // NVRTC has no <cuda.h>: the driver's opaque 128-byte tensor map, as cuda.h declares it.
@@ -122,6 +128,18 @@ __device__ __forceinline__ void tma_load_pair(u32 destination, const CUtensorMap
       : "memory");
 }
 
+// The same load into this CTA and the CTAs of `mask`, each destination's bytes completed on the
+// barrier at `barrier`'s offset in its own pair's leader (.multicast::cluster with .cta_group::2).
+__device__ __forceinline__ void tma_load_pair_multicast(u32 destination, const CUtensorMap* map,
+                                                        int inner, int outer, u32 barrier,
+                                                        unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster.cta_group::2 [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(destination),
+      "l"(reinterpret_cast<u64>(map)), "r"(inner), "r"(outer), "r"(barrier), "h"(mask)
+      : "memory");
+}
+
 // D (+)= A · Bᵀ over the pair: one 256 × 128 × 16 MMA, issued by the leader for both CTAs.
 __device__ __forceinline__ void mma_pair(u32 tmem, u64 a, u64 b, u32 accumulate) {
   asm volatile(
@@ -131,21 +149,20 @@ __device__ __forceinline__ void mma_pair(u32 tmem, u64 a, u64 b, u32 accumulate)
       : "memory");
 }
 
-// Arrives on the barrier at `barrier` in both CTAs once the MMAs issued before have completed.
-__device__ __forceinline__ void commit_both(u32 barrier) {
+// Arrives on the barrier at `barrier` in the CTAs of `mask` once the MMAs issued before have
+// completed.
+__device__ __forceinline__ void commit_to(u32 barrier, unsigned short mask) {
   asm volatile(
       "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"
       " [%0], %1;" ::"r"(barrier),
-      "h"((unsigned short)3)
+      "h"(mask)
       : "memory");
 }
 
-}  // namespace pair_gemm
-
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm::kThreads, 1)
-    pair_gemm_bf16(float* c, int m, int n, int k, const __grid_constant__ CUtensorMap tmap_a,
-                   const __grid_constant__ CUtensorMap tmap_b) {
-  using namespace pair_gemm;
+// The GEMM of one CTA; kShareB: clusters of 4 whose first pair multicasts B to both (above).
+template <bool kShareB>
+__device__ __forceinline__ void pair_gemm(float* c, int n, int k, const CUtensorMap* tmap_a,
+                                          const CUtensorMap* tmap_b) {
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* smem_a = smem;                      // kStages × kABytes
   unsigned char* smem_b = smem + kStages * kABytes;  // kStages × kBBytes
@@ -157,15 +174,20 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm
 
   const u32 warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0);
   const u32 rank = cluster_rank();
-  const bool leader = rank == 0;
+  const u32 pair_leader = rank & ~1u;
+  const bool leader = rank == pair_leader;
+  const unsigned short pair_mask = (unsigned short)(3u << pair_leader);
+  // A stage of a CTA is written by its pair, and with kShareB by the first pair too: it is free
+  // once every leader that reads it has committed.
+  const unsigned short free_mask = kShareB ? (unsigned short)0xF : pair_mask;
   const int pair_m = blockIdx.x / 2;  // the pair's 256-row block of C
   const int n_block = blockIdx.y;
   const int k_blocks = k / kBlockK;
 
   if (warp == 0 && elect_one()) {
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(smem_address(&full[s]), 1);   // the leader's expect_tx
-      mbarrier_init(smem_address(&empty[s]), 1);  // the leader's commit
+      mbarrier_init(smem_address(&full[s]), 1);                 // the leader's expect_tx
+      mbarrier_init(smem_address(&empty[s]), kShareB ? 2 : 1);  // the leaders' commits
     }
     mbarrier_init(smem_address(accumulator_full), 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -188,12 +210,17 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm
         const int stage = kb % kStages;
         const u32 phase = (kb / kStages) & 1;
         mbarrier_wait(smem_address(&empty[stage]), phase ^ 1);
-        const u32 full_barrier = in_cta(smem_address(&full[stage]), 0);  // the leader's
+        const u32 full_barrier = in_cta(smem_address(&full[stage]), pair_leader);
         if (leader) mbarrier_expect_tx(smem_address(&full[stage]), 2 * (kABytes + kBBytes));
-        tma_load_pair(smem_address(smem_a + stage * kABytes), &tmap_a, kb * kBlockK,
-                      pair_m * kPairM + int(rank) * kBlockM, full_barrier);
-        tma_load_pair(smem_address(smem_b + stage * kBBytes), &tmap_b, kb * kBlockK,
-                      n_block * kBlockN + int(rank) * kHalfN, full_barrier);
+        tma_load_pair(smem_address(smem_a + stage * kABytes), tmap_a, kb * kBlockK,
+                      pair_m * kPairM + int(rank % 2) * kBlockM, full_barrier);
+        const int b_row = n_block * kBlockN + int(rank % 2) * kHalfN;
+        if (!kShareB)
+          tma_load_pair(smem_address(smem_b + stage * kBBytes), tmap_b, kb * kBlockK, b_row,
+                        full_barrier);
+        else if (rank < 2)  // the first pair: into this CTA and its counterpart in the second
+          tma_load_pair_multicast(smem_address(smem_b + stage * kBBytes), tmap_b, kb * kBlockK,
+                                  b_row, full_barrier, (unsigned short)(5u << rank));
       }
     }
   } else if (warp == 1 && leader) {
@@ -210,8 +237,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm
           const u64 step = u64(kk * kUmmaK * 2 / 16);  // 32 bytes along the swizzled row
           mma_pair(tmem_base, a + step, b + step, (kb | kk) != 0);
         }
-        commit_both(smem_address(&empty[stage]));
-        if (kb == k_blocks - 1) commit_both(smem_address(accumulator_full));
+        commit_to(smem_address(&empty[stage]), free_mask);
+        if (kb == k_blocks - 1) commit_to(smem_address(accumulator_full), pair_mask);
       }
       __syncwarp();
     }
@@ -219,7 +246,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm
     mbarrier_wait(smem_address(accumulator_full), 0);
     asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
     const u32 slab = (warp % 4) * 32;  // the TMEM lanes this warp may read (its warp % 4)
-    const int row = pair_m * kPairM + int(rank) * kBlockM + int(slab + threadIdx.x % 32);
+    const int row = pair_m * kPairM + int(rank % 2) * kBlockM + int(slab + threadIdx.x % 32);
 #pragma unroll 1
     for (int column = 0; column < kBlockN; column += 16) {
       u32 r[16];
@@ -245,4 +272,21 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm
     asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" ::"r"(tmem_base),
                  "r"(kTmemColumns)
                  : "memory");
+}
+
+}  // namespace pair_gemm
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pair_gemm::kThreads, 1)
+    pair_gemm_bf16(float* c, int m, int n, int k, const __grid_constant__ CUtensorMap tmap_a,
+                   const __grid_constant__ CUtensorMap tmap_b) {
+  (void)m;
+  pair_gemm::pair_gemm<false>(c, n, k, &tmap_a, &tmap_b);
+}
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(pair_gemm::kThreads, 1)
+    pair_gemm_bf16_multicast(float* c, int m, int n, int k,
+                             const __grid_constant__ CUtensorMap tmap_a,
+                             const __grid_constant__ CUtensorMap tmap_b) {
+  (void)m;
+  pair_gemm::pair_gemm<true>(c, n, k, &tmap_a, &tmap_b);
 }
