@@ -18,6 +18,8 @@
 //   add/sub/mul/fma .f32x2                              two .f32 instructions, same qualifiers
 //   min/max .f32 with three sources                     abs (for .abs), then two min/max
 //   cp.async.bulk.tensor .cta_group::1                  the same TMA without the qualifier
+//   cp.async.bulk.tensor .cta_group::2 (.multicast)     the TMA on a shadow barrier, then
+//                                                       tmemjit_emu_tma_peer_end / multicast_end
 //   setmaxnreg (sm_90a only)                            dropped: a register-allocation request
 //   mbarrier.try_wait / test_wait (a module with MMAs)   kept, after a call of tmemjit_emu_help:
 //                                                       waiting threads compute the queued MMAs
@@ -28,7 +30,7 @@
 // Refused (kUsage, naming the statement and its line): tcgen05.mma .ws, .sp, .ashift, the
 // block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4, .block_scale), scale-input-d other than 0,
 // .collector::a::use / ::lastuse; tcgen05.cp with decompression (.b8x16.*); TMA with
-// .cta_group::2; and the other sm_100 features ptxas rejects for Hopper that the lowering knows
+// .cta_group::2 in an im2col mode; and the other sm_100 features ptxas rejects for Hopper that the lowering knows
 // of (256-bit ld/st, st.bulk, redux.sync .f32, .f32.f16/.f32.bf16 arithmetic, fp4/fp6/ue8m0
 // conversions, cvt.rs, TMA gather4/scatter4/im2col::w, .cp_mask, mma.sync .kind::, unknown tcgen05
 // and clusterlaunchcontrol forms). Anything else passes through: ptxas remains the final judge.
