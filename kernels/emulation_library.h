@@ -6,6 +6,7 @@
 // the lowering generated for the forms the module uses.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,11 @@ struct EmulationLibrarySource {
 };
 
 // The library for one lowered module: `generated` is UserLowering::library_source.
-EmulationLibrarySource emulation_library_source(std::string_view generated);
+// standalone_ctas > 0 (docs/emulation.md §Standalone modules): tmemjit::emu_state starts bound to
+// the module's own TMEM and status for grids of up to that many CTAs, and
+// tmemjit_emu_standalone_enter (which the lowering calls first in each kernel) zeroes this CTA's
+// status, so that a host that knows nothing of the emulation can launch the kernel.
+EmulationLibrarySource emulation_library_source(std::string_view generated,
+                                                std::uint32_t standalone_ctas = 0);
 
 }  // namespace tmem::kernels

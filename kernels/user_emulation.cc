@@ -610,6 +610,7 @@ enum class Family {
   kTensorCopy,
   kSetMaxNReg,
   kMbarrierWait,
+  kStandaloneEntry,
   kCount,
 };
 
@@ -631,7 +632,8 @@ constexpr std::array<const char*, static_cast<size_t>(Family::kCount)> kFamilyNa
     "max3",
     "cp.async.bulk.tensor",
     "setmaxnreg",
-    "mbarrier wait (helps the MMA queue)"};
+    "mbarrier wait (helps the MMA queue)",
+    "kernel entry (clears the standalone state)"};
 
 // An instruction statement taken apart: [@guard] opcode operands;
 struct Instruction {
@@ -753,8 +755,8 @@ int returned_words(const Opcode& op) { return op.regs_per_thread() + (op.reduces
 
 class Lowering {
  public:
-  Lowering(std::string_view ptx, std::string_view source, std::uint32_t first_id)
-      : source_(ptx), name_(source), next_id_(first_id) {}
+  Lowering(std::string_view ptx, std::string_view source, std::uint32_t first_id, bool standalone)
+      : source_(ptx), name_(source), next_id_(first_id), standalone_(standalone) {}
 
   Result<UserLowering> run() {
     size_t unterminated = std::string::npos;
@@ -768,6 +770,9 @@ class Lowering {
     out_.reserve(source_.size() + source_.size() / 4);
     // A module that issues MMAs has its waits help compute them (see instruction()).
     help_at_waits_ = blank_.find("tcgen05.mma") != std::string::npos;
+    // A standalone module's kernels clear their state first, when they use one (docs/emulation.md
+    // §Standalone modules).
+    standalone_ = standalone_ && blank_.find("tcgen05.") != std::string::npos;
     Scanner scanner(blank_, name_);
     for (;;) {
       auto next = scanner.next();
@@ -795,6 +800,7 @@ class Lowering {
       case StatementKind::kOpen:
         ++depth_;
         registers_.open();
+        if (depth_ == 1 && standalone_ && is_entry(header_)) insert_after(s, kStandaloneEnter);
         declare_header_registers();
         return ok();
       case StatementKind::kClose:
@@ -955,6 +961,20 @@ class Lowering {
   }
 
   void count(Family family) { ++counts_[static_cast<size_t>(family)]; }
+
+  static constexpr const char* kStandaloneEnter = " { call tmemjit_emu_standalone_enter, (); }";
+
+  static bool is_entry(std::string_view header) {
+    const size_t at = header.find(".entry");
+    return at != std::string_view::npos && (at + 6 == header.size() || is_space(header[at + 6]));
+  }
+
+  void insert_after(const Statement& s, const std::string& text) {
+    out_.append(source_.substr(copied_, s.end - copied_));
+    out_ += text;
+    copied_ = s.end;
+    count(Family::kStandaloneEntry);
+  }
 
   void insert_before(const Statement& s, const std::string& text) {
     out_.append(source_.substr(copied_, s.begin - copied_));
@@ -1717,6 +1737,7 @@ class Lowering {
   int depth_ = 0;
   bool target_seen_ = false;
   bool help_at_waits_ = false;
+  bool standalone_ = false;
   RegisterTable registers_;
   std::vector<std::string> instructions_, notes_;
   std::uint32_t next_id_;
@@ -1853,11 +1874,12 @@ Result<std::string> Lowering::library_source() const {
 }  // namespace
 
 Result<UserLowering> lower_user_ptx(std::string_view ptx, std::string_view source_name,
-                                    std::uint32_t first_id) {
+                                    std::uint32_t first_id, bool standalone) {
   if (first_id < 1 || first_id >= kMaxEmuId)
     return Error(ErrorCode::kLimit, "user emulation: first_id " + std::to_string(first_id) +
                                         " is outside [1, " + std::to_string(kMaxEmuId) + ")");
-  auto lowered = Lowering(ptx, source_name.empty() ? "<ptx>" : source_name, first_id).run();
+  auto lowered =
+      Lowering(ptx, source_name.empty() ? "<ptx>" : source_name, first_id, standalone).run();
   if (lowered && first_id + lowered->instructions.size() > kMaxEmuId)
     return Error(ErrorCode::kLimit,
                  "user emulation: " + std::to_string(lowered->instructions.size()) +

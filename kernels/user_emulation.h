@@ -30,10 +30,11 @@
 // Refused (kUsage, naming the statement and its line): tcgen05.mma .ws, .sp, .ashift, the
 // block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4, .block_scale), scale-input-d other than 0,
 // .collector::a::use / ::lastuse; tcgen05.cp with decompression (.b8x16.*); TMA with
-// .cta_group::2 in an im2col mode; and the other sm_100 features ptxas rejects for Hopper that the lowering knows
-// of (256-bit ld/st, st.bulk, redux.sync .f32, .f32.f16/.f32.bf16 arithmetic, fp4/fp6/ue8m0
-// conversions, cvt.rs, TMA gather4/scatter4/im2col::w, .cp_mask, mma.sync .kind::, unknown tcgen05
-// and clusterlaunchcontrol forms). Anything else passes through: ptxas remains the final judge.
+// .cta_group::2 in an im2col mode; and the other sm_100 features ptxas rejects for Hopper that the
+// lowering knows of (256-bit ld/st, st.bulk, redux.sync .f32, .f32.f16/.f32.bf16 arithmetic,
+// fp4/fp6/ue8m0 conversions, cvt.rs, TMA gather4/scatter4/im2col::w, .cp_mask, mma.sync .kind::,
+// unknown tcgen05 and clusterlaunchcontrol forms). Anything else passes through: ptxas remains the
+// final judge.
 //
 // The disable-output-lane operand of tcgen05.mma (CuTe passes it, zero, with every MMA) is checked
 // at run time: a non-zero mask skips the MMA and records kEmuEventUnsupported with the statement's
@@ -102,8 +103,11 @@ struct UserLowering {
 //           its line and why; also an operand it cannot read (a register without .reg);
 //   kLimit  first_id below 1, or more statements than ids.
 // Requires: nothing; the input is the user's. Postcondition: equal input gives equal output.
+// standalone: every kernel of a module that uses tcgen05 first calls
+// tmemjit_emu_standalone_enter (emulation_library_source with standalone_ctas > 0 defines it),
+// counted as the family "kernel entry (clears the standalone state)".
 Result<UserLowering> lower_user_ptx(std::string_view ptx, std::string_view source_name,
-                                    std::uint32_t first_id = 1);
+                                    std::uint32_t first_id = 1, bool standalone = false);
 
 // `lowered_ptx` (lower_user_ptx's ptx) with the compiled library's PTX (its .version, .target and
 // .address_size lines removed: ptx_without_header) inserted after the module header, the way

@@ -1,6 +1,7 @@
 // tmemjit emulate: a module written for a tcgen05 target (PTX, or CUDA C++ compiled for sm_100a
 // first) lowered to run on Hopper, through tmem::emulate_ptx / emulate_cuda (docs/emulation.md
 // §Blackwell kernels on Hopper).
+#include <charconv>
 #include <iostream>
 
 #include "tmem/emulate.h"
@@ -17,7 +18,8 @@ int cmd_emulate(const std::vector<std::string>& argv) {
                                        {"--json", false},
                                        {"--target", true},
                                        {"--backend", true},
-                                       {"--keep", true}});
+                                       {"--keep", true},
+                                       {"--standalone-ctas", true}});
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (args->positional().size() != 1)
@@ -63,6 +65,16 @@ int cmd_emulate(const std::vector<std::string>& argv) {
     options.compile.backend = *parsed;
   }
   if (auto keep = args->get("--keep")) options.compile.keep_dir = *keep;
+  if (auto ctas = args->get("--standalone-ctas")) {
+    const char* end = ctas->data() + ctas->size();
+    auto [stop, ec] = std::from_chars(ctas->data(), end, options.standalone_ctas);
+    if (ec != std::errc() || stop != end || options.standalone_ctas == 0)
+      return report(tmem::Error(tmem::ErrorCode::kUsage,
+                                "--standalone-ctas takes the largest grid's CTA count (a positive "
+                                "number), got '" +
+                                    *ctas + "'"),
+                    json);
+  }
   options.compile.nvrtc_options = flags->nvrtc;
   options.compile.ptx_options = flags->ptxas;
 
@@ -101,6 +113,7 @@ int cmd_emulate(const std::vector<std::string>& argv) {
                 {"library_ms", info.library_ms},
                 {"ptx_compile_ms", info.ptx_compile_ms},
                 {"cubin_bytes", emulated->kernel.cubin().size()},
+                {"standalone_ctas", options.standalone_ctas},
                 {"warnings", info.warnings},
                 {"output", output}});
     return kExitOk;

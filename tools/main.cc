@@ -59,7 +59,8 @@ constexpr CommandEntry kCommands[] = {
     {"emulate", tmemjit_cli::cmd_emulate,
      "emulate FILE.ptx|FILE.cu [--entry E] [-o OUT.cubin|OUT.ptx] [--json]\n"
      "                 [--target T] [--backend B] [-I DIR] [-D NAME[=V]] [-Xnvrtc OPT]...\n"
-     "                 [-Xptxas OPT]... [--keep DIR]   (a tcgen05 module lowered for Hopper)"},
+     "                 [-Xptxas OPT]... [--keep DIR] [--standalone-ctas N]\n"
+     "                 (a tcgen05 module lowered for Hopper)"},
     {"run", tmemjit_cli::cmd_run,
      "run SPEC [--device auto|gpu|emu|sim] [--seed N] [--cta-group 1|2] [--json]\n"
      "                 [--no-cache | --cache-dir DIR]"},

@@ -5,6 +5,7 @@
 // memory, then compiled for sm_90 and launched through a Kernel that binds the emulated TMEM.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +32,12 @@ struct EmulateOptions {
   // (on hardware it races with the MMA), and a fresh allocation reads as all ones (NaN as f32)
   // until written. Costs one check per access.
   bool strict = false;
+  // A standalone module (docs/emulation.md §Standalone modules), for a host that launches the
+  // cubin itself and knows nothing of the emulation: > 0 makes the module hold the emulated TMEM
+  // and status of that many CTAs (256 KB and 10 KB each, allocated when the module loads) and
+  // clear a CTA's status as it starts. Grids of up to that many CTAs, one launch at a time; a CTA
+  // past them prints why and traps. Kernel::launch still binds its own state. 0: the host binds.
+  std::uint32_t standalone_ctas = 0;
   // backend, opt_level, line_info, keep_dir and ptx_options apply to the sm_90 compile; target is
   // ignored (the emulation target is sm_90).
   CompileOptions compile;

@@ -22,9 +22,10 @@ void bind_emulate(nb::module_& m) {
       [](const std::string& source, const std::string& language, const std::string& entry,
          const std::string& path, const std::string& target, const std::string& backend,
          int opt_level, const std::vector<std::string>& nvrtc_options,
-         const std::vector<std::string>& ptx_options, bool strict) {
+         const std::vector<std::string>& ptx_options, bool strict, std::uint32_t standalone_ctas) {
         tmem::EmulateOptions options;
         options.strict = strict;
+        options.standalone_ctas = standalone_ctas;
         options.entry = entry;
         options.path = path;
         options.compile = compile_options(target, backend, opt_level, false, false, "", {});
@@ -50,7 +51,7 @@ void bind_emulate(nb::module_& m) {
                               info);
       },
       "source"_a, "language"_a, "entry"_a, "path"_a, "target"_a, "backend"_a, "opt_level"_a,
-      "nvrtc_options"_a, "ptx_options"_a, "strict"_a,
+      "nvrtc_options"_a, "ptx_options"_a, "strict"_a, "standalone_ctas"_a,
       "tmemjit.emulate's C++ half; call that instead.");
 }
 

@@ -30,7 +30,7 @@ class Emulation:
 def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str = "",
             target: str = "sm_100a", backend: str = "auto", opt_level: int = 3,
             nvrtc_options: Iterable[str] = (), ptx_options: Iterable[str] = (),
-            strict: bool = False) -> Emulation:
+            strict: bool = False, standalone_ctas: int = 0) -> Emulation:
     """Lowers a kernel written for a tcgen05 target so that it runs on Hopper (sm_90).
 
     `source` is CUDA C++ (language "cuda": compiled by NVRTC for `target` first, with
@@ -41,6 +41,9 @@ def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str =
     naming a statement the emulation does not know, with its line. `strict` turns on strict
     mode: an access to TMEM columns an MMA writes before its tcgen05.commit completes it is an
     error from kernel.emulation_check(), and fresh allocations read as all ones.
+    `standalone_ctas` > 0 makes a standalone module (docs/emulation.md "Standalone modules"):
+    its cubin (kernel.cubin) holds the emulated state of that many CTAs, so any host can load
+    and launch it without the library; grids of up to that many CTAs, one launch at a time.
     """
     for name, value in (("source", source), ("entry", entry), ("language", language),
                         ("path", path), ("target", target), ("backend", backend)):
@@ -50,6 +53,10 @@ def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str =
         raise TypeError(f"opt_level must be an int, not {type(opt_level).__name__}")
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be a bool, not {type(strict).__name__}")
+    if not isinstance(standalone_ctas, int) or isinstance(standalone_ctas, bool):
+        raise TypeError(f"standalone_ctas must be an int, not {type(standalone_ctas).__name__}")
+    if not 0 <= standalone_ctas < 2**32:
+        raise ValueError(f"standalone_ctas {standalone_ctas} is not a CTA count (0: the host binds)")
     if language not in ("cuda", "ptx"):
         raise ValueError(f"language {language!r} is not one of 'cuda', 'ptx'")
     options = {}
@@ -61,7 +68,8 @@ def emulate(source: str, entry: str = "", *, language: str = "cuda", path: str =
             if not isinstance(item, str):
                 raise TypeError(f"{name}[{index}] must be a str, not {type(item).__name__}")
     kernel, info = _tmemjit._emulate(source, language, entry, path, target, backend, opt_level,
-                                     options["nvrtc_options"], options["ptx_options"], strict)
+                                     options["nvrtc_options"], options["ptx_options"], strict,
+                                     standalone_ctas)
     return Emulation(kernel=kernel, ptx=info["ptx"], lowered=dict(info["lowered"]),
                      changed=info["changed"], registers=info["registers"],
                      local_bytes=info["local_bytes"], lower_ms=info["lower_ms"],

@@ -82,10 +82,12 @@ void keep_first_emulation_state(std::string& ptx) {
 }
 
 Result<EmulatedModule> emulate_module(std::string_view ptx, std::string_view path,
-                                      const CompileOptions& options, int first_id) {
+                                      const CompileOptions& options, int first_id,
+                                      std::uint32_t standalone_ctas) {
   EmulatedModule out;
   const auto start = std::chrono::steady_clock::now();
-  auto lowering = kernels::lower_user_ptx(ptx, path, static_cast<std::uint32_t>(first_id));
+  auto lowering =
+      kernels::lower_user_ptx(ptx, path, static_cast<std::uint32_t>(first_id), standalone_ctas > 0);
   if (!lowering.ok()) return std::move(lowering).error();
   out.lower_ms = ms_since(start);
   out.instructions = std::move(lowering->instructions);
@@ -95,8 +97,9 @@ Result<EmulatedModule> emulate_module(std::string_view ptx, std::string_view pat
     out.ptx = std::move(lowering->ptx);
     return out;
   }
-  auto library = library_ptx(kernels::emulation_library_source(lowering->library_source), options,
-                             out.library_ms);
+  auto library =
+      library_ptx(kernels::emulation_library_source(lowering->library_source, standalone_ctas),
+                  options, out.library_ms);
   if (!library.ok()) return std::move(library).error();
   auto spliced = kernels::splice_emulation_library(lowering->ptx, *library);
   if (!spliced.ok()) return std::move(spliced).error();
@@ -108,6 +111,11 @@ Result<EmulatedModule> emulate_module(std::string_view ptx, std::string_view pat
 Result<EmulatedKernel> emulate_ptx(std::string_view ptx, const EmulateOptions& options) {
   const std::string path = options.path.empty() ? "kernel.ptx" : options.path;
   if (ptx.empty()) return Error(ErrorCode::kUsage, "emulate_ptx: " + path + " is empty");
+  if (options.strict && options.standalone_ctas > 0)
+    return Error(ErrorCode::kUsage,
+                 "emulate_ptx: strict mode reports through Kernel::emulation_check(), which the "
+                 "host of a standalone module does not call; choose one",
+                 "EmulateOptions::strict or EmulateOptions::standalone_ctas");
   CompileOptions sm90 = options.compile;
   sm90.target = Target::kSm90;
   const std::vector<std::string> entries = ptx::entry_names(ptx);
@@ -131,7 +139,7 @@ Result<EmulatedKernel> emulate_ptx(std::string_view ptx, const EmulateOptions& o
                                           "; its kernels: " + (list.empty() ? "none" : list));
     }
   }
-  auto module = emulate_module(ptx, path, sm90);
+  auto module = emulate_module(ptx, path, sm90, 1, options.standalone_ctas);
   if (!module.ok()) return std::move(module).error();
   EmulatedKernel out;
   out.report.lowered = module->lowered;

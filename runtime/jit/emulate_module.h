@@ -4,6 +4,7 @@
 // (kernels/emulation_library.h, once per process for each library text), and the splice.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,8 +26,10 @@ struct EmulatedModule {
 
 // `options` are the sm_90 compile's (target kSm90): the library's NVRTC compile follows its
 // line_info. Status ids start at `first_id` (compile_kernel's transfers take the ones before).
+// standalone_ctas: EmulateOptions::standalone_ctas.
 Result<EmulatedModule> emulate_module(std::string_view ptx, std::string_view path,
-                                      const CompileOptions& options, int first_id = 1);
+                                      const CompileOptions& options, int first_id = 1,
+                                      std::uint32_t standalone_ctas = 0);
 
 // One tmemjit::emu_state in a module that has several definitions (the library's, spliced after
 // the header, and compile_kernel's emulated transfers'): the first, which precedes every use.

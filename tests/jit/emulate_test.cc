@@ -190,6 +190,54 @@ TEST(Emulate, BadInputIsAUsageErrorNamingIt) {
   EXPECT_NE(refused.error().message().find("tcgen05.mma.ws"), std::string::npos);
 }
 
+// A standalone module (docs/emulation.md §Standalone modules): its state bound from the start to
+// arrays of its own, each kernel clearing its CTA's status first; strict mode, which reports only
+// through emulation_check(), is refused with it; the CLI takes a positive count only.
+TEST(Emulate, AStandaloneModuleOwnsItsStateAndEachKernelClearsItFirst) {
+  EmulateOptions options;
+  options.standalone_ctas = 3;
+  auto emulated = emulate_cuda(mma_source(), options);
+  ASSERT_TRUE(emulated.ok()) << emulated.error().full_text();
+  const std::string& ptx = emulated->ptx;
+  EXPECT_NE(ptx.find("_ZN7tmemjit15standalone_tmemE[" + std::to_string(3 * 65536 * 4) + "]"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("_ZN7tmemjit9emu_stateE[3] = {generic(_ZN7tmemjit15standalone_tmemE), "
+                     "generic(_ZN7tmemjit17standalone_statusE), 0}"),
+            std::string::npos)
+      << ptx.substr(0, 4000);
+  const size_t entry = ptx.find(".entry mma_probe");
+  ASSERT_NE(entry, std::string::npos);
+  const size_t body = ptx.find('{', entry);
+  EXPECT_EQ(ptx.find("call tmemjit_emu_standalone_enter", body),
+            ptx.find("{ call tmemjit_emu_standalone_enter, (); }", body) + 2)
+      << "the kernel's first statement";
+  bool counted = false;
+  for (const auto& [family, n] : emulated->report.lowered)
+    counted |= family == "kernel entry (clears the standalone state)" && n == 1;
+  EXPECT_TRUE(counted);
+  auto plain = emulate_cuda(mma_source());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->ptx.find("standalone"), std::string::npos) << "off by default";
+
+  options.strict = true;
+  auto both = emulate_cuda(mma_source(), options);
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().code(), ErrorCode::kUsage);
+  EXPECT_NE(both.error().message().find("strict mode"), std::string::npos);
+
+  testing::TempDir dir;
+  const std::string source = (dir.path() / "mma_probe.cu").string();
+  testing::write_file(source, kMmaKernel);
+  for (const char* bad : {"0", "-1", "many", "4x"}) {
+    auto run = tmemjit_test::run_cli("emulate", source, "--standalone-ctas", bad);
+    EXPECT_EQ(run.exit_code, 2) << bad << ": " << run.err;
+    EXPECT_NE(run.err.find("--standalone-ctas takes"), std::string::npos) << run.err;
+  }
+  auto run = tmemjit_test::run_cli("emulate", source, "--standalone-ctas", "2", "--json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("\"standalone_ctas\": 2"), std::string::npos) << run.out;
+}
+
 TEST(Emulate, TheCliReportsWhatItLoweredAndWritesTheCubin) {
   testing::TempDir dir;
   const std::string source = (dir.path() / "mma_probe.cu").string();
@@ -258,6 +306,51 @@ TEST_F(EmulateEmu, OwnMmaKernelEqualsTheHostGemmBitForBit) {
     auto check = emulated->kernel.emulation_check();
     ASSERT_TRUE(check.ok()) << check.error().full_text();
     EXPECT_TRUE(check->empty()) << (*check)[0];
+    std::vector<float> d(128 * kN);
+    ASSERT_TRUE(dd.download(d.data(), d.size() * 4).ok());
+    for (int m = 0; m < 128; ++m)
+      for (int n = 0; n < kN; ++n) {
+        float sum = 0;
+        for (int k = 0; k < 16; ++k) sum += a[size_t(m * 16 + k)] * b[size_t(n * 16 + k)];
+        ASSERT_EQ(d[size_t(m * kN + n)], repeats * sum)
+            << "D(" << m << ", " << n << ") after " << repeats << " MMA(s)";
+      }
+  }
+}
+
+// A host that knows nothing of the emulation: the standalone cubin loaded and launched through
+// the driver alone, three times (each launch's CTAs clear the status the last one left), once as
+// a cluster of 2 CTAs (the entry's cluster barrier; both compute the same D).
+TEST_F(EmulateEmu, AStandaloneCubinRunsUnderAHostThatBindsNothing) {
+  constexpr int kN = 64;
+  EmulateOptions options;
+  options.standalone_ctas = 2;
+  auto emulated = emulate_cuda(mma_source(), options);
+  ASSERT_TRUE(emulated.ok()) << emulated.error().full_text();
+  auto library = driver::LoadedLibrary::load(emulated->kernel.cubin(), Target::kSm90);
+  ASSERT_TRUE(library.ok()) << library.error().full_text();
+  auto kernel = library->kernel("mma_probe");
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  std::vector<float> a(128 * 16), b(kN * 16);
+  std::vector<std::uint16_t> a16(a.size()), b16(b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    a16[i] = bf16(a[i] = static_cast<float>(int(i * 3 % 7) - 3));
+  for (size_t i = 0; i < b.size(); ++i)
+    b16[i] = bf16(b[i] = static_cast<float>(int(i * 5 % 9) - 4));
+  auto da = driver::DeviceBuffer::alloc(a16.size() * 2).value();
+  auto db = driver::DeviceBuffer::alloc(b16.size() * 2).value();
+  auto dd = driver::DeviceBuffer::alloc(128 * kN * 4).value();
+  ASSERT_TRUE(da.upload(a16.data(), a16.size() * 2).ok());
+  ASSERT_TRUE(db.upload(b16.data(), b16.size() * 2).ok());
+  for (int repeats : {2, 1, 3}) {
+    ASSERT_TRUE(dd.fill(0).ok());
+    void* args[] = {da.arg(), db.arg(), dd.arg(), &repeats};
+    Status launched = repeats == 1 ? driver::launch_cluster(*kernel, Target::kSm90, {2, 1, 1},
+                                                            {128, 1, 1}, 2, 0, nullptr, args)
+                                   : driver::launch(*kernel, Target::kSm90, {1, 1, 1}, {128, 1, 1},
+                                                    0, nullptr, args);
+    ASSERT_TRUE(launched.ok()) << launched.error().full_text();
+    ASSERT_TRUE(driver::synchronize().ok());
     std::vector<float> d(128 * kN);
     ASSERT_TRUE(dd.download(d.data(), d.size() * 4).ok());
     for (int m = 0; m < 128; ++m)

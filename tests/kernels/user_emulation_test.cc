@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -388,6 +389,42 @@ const std::vector<Refused>& refused_statements() {
       {"cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd1], [%r1], 128, %rs1;", ".cp_mask"},
   };
   return kRefused;
+}
+
+// Standalone (docs/emulation.md §Standalone modules): each .entry of a module that uses tcgen05
+// calls tmemjit_emu_standalone_enter first; a .func does not, nor a module without tcgen05.
+TEST(UserEmulation, AStandaloneModulesKernelsClearTheirStateFirst) {
+  const std::string text =
+      ".version 8.8\n.target sm_100a\n.address_size 64\n"
+      ".func helper()\n{\n\tret;\n}\n"
+      ".visible .entry first(.param .u64 p)\n.maxntid 128, 1, 1\n{\n\t.reg .b32 %r<4>;\n"
+      "\ttcgen05.fence::before_thread_sync;\n\tret;\n}\n"
+      ".visible .entry second()\n{\n\tret;\n}\n";
+  auto l = lower_user_ptx(text, "k.ptx", 1, /*standalone=*/true);
+  ASSERT_TRUE(l.ok()) << l.error().full_text();
+  const std::string& p = l->ptx;
+  const std::string call = "{ call tmemjit_emu_standalone_enter, (); }";
+  const size_t first = p.find(call);
+  ASSERT_NE(first, std::string::npos) << p;
+  EXPECT_GT(first, p.find(".maxntid 128, 1, 1\n{")) << "inside the entry's body:\n" << p;
+  EXPECT_LT(first, p.find(".reg .b32 %r<4>")) << "before its first statement:\n" << p;
+  EXPECT_NE(p.find(call, first + 1), std::string::npos) << "the second entry too:\n" << p;
+  EXPECT_EQ(p.find(call, p.find(call, first + 1) + 1), std::string::npos) << p;
+  EXPECT_LT(p.find("helper()\n{\n\tret;"), first) << "not the .func:\n" << p;
+  EXPECT_EQ(std::count(p.begin(), p.end(), '\n'), std::count(text.begin(), text.end(), '\n'))
+      << "the user's lines stay where they were";
+  bool counted = false;
+  for (const auto& [family, n] : l->families)
+    counted |= family == "kernel entry (clears the standalone state)" && n == 2;
+  EXPECT_TRUE(counted);
+  // Nothing to clear without tcgen05: the module is only retargeted.
+  auto none = lower_user_ptx(
+      ".version 8.8\n.target sm_100a\n.address_size 64\n"
+      ".visible .entry k()\n{\n\tret;\n}\n",
+      "k.ptx", 1, true);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->ptx.find("standalone"), std::string::npos) << none->ptx;
+  EXPECT_FALSE(none->changed);
 }
 
 // TMA .cta_group::2 .multicast::cluster (docs/emulation.md §TMA .cta_group::2): the box into this
