@@ -1,4 +1,4 @@
-#line 1 "/work/main/examples/epilogue/epilogue.cu"
+#line 1 "/work/wt-settings/examples/epilogue/epilogue.cu"
 // A GEMM-style epilogue whose accumulator sits in TMEM, specialized at run time for the layout
 // an autotuner picks (docs/specialization.md). One warpgroup per CTA, one tile per CTA:
 //   1. alloc TMEM (one warp), fence / barrier / fence;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,32 +10,11 @@
 #include <thread>
 
 #include "runtime/support/exit_point.h"
+#include "runtime/support/settings.h"
 #include "runtime/support/warning.h"
 
 namespace tmem {
 namespace {
-
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
-}
-
-// A millisecond setting from the environment, or `fallback` (with a warning when it is malformed).
-uint32_t env_ms(const char* name, uint32_t fallback) {
-  const std::string text = env(name);
-  if (text.empty()) return fallback;
-  uint64_t value = 0;
-  bool ok = text.size() <= 9;
-  for (char c : text) ok = ok && c >= '0' && c <= '9';
-  if (ok)
-    for (char c : text) value = value * 10 + static_cast<uint64_t>(c - '0');
-  if (!ok) {
-    warn(std::string(name) + "='" + text.substr(0, 64) +
-         "' is not a number of milliseconds; using " + std::to_string(fallback));
-    return fallback;
-  }
-  return static_cast<uint32_t>(value);
-}
 
 std::atomic<bool> g_shared_dir_warned{false};
 std::atomic<bool> g_remote_config_warned{false};
@@ -54,76 +32,32 @@ void ModuleCache::reset_warnings_for_testing() noexcept {
   g_secret_warned.store(false);
 }
 
-std::optional<uint64_t> parse_byte_count(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  uint64_t value = 0;
-  size_t i = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    const uint64_t digit = static_cast<uint64_t>(text[i] - '0');
-    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-  }
-  if (i == 0) return std::nullopt;
-  int shift = 0;
-  if (i < text.size()) {
-    switch (text[i]) {
-      case 'K':
-      case 'k':
-        shift = 10;
-        break;
-      case 'M':
-      case 'm':
-        shift = 20;
-        break;
-      case 'G':
-      case 'g':
-        shift = 30;
-        break;
-      case 'T':
-      case 't':
-        shift = 40;
-        break;
-      default:
-        return std::nullopt;
-    }
-    ++i;
-    if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;  // "512MB" too
-    if (i != text.size()) return std::nullopt;
-  }
-  if (shift != 0 && value > (UINT64_MAX >> shift)) return std::nullopt;
-  return value << shift;
-}
-
 CacheOptions cache_options_from_env() {
+  const Settings settings = Settings::from_environment();
   CacheOptions options;
-  const std::string disable = env("TMEMJIT_DISABLE_CACHE");
-  options.enabled = disable.empty() || disable == "0";
-  if (std::string dir = env("TMEMJIT_CACHE_DIR"); !dir.empty()) {
-    options.dir = dir;
-  } else if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty() && xdg.front() == '/') {
-    options.dir = xdg + "/tmemjit";  // the XDG spec ignores relative paths
-  } else if (std::string home = env("HOME"); !home.empty()) {
-    options.dir = home + "/.cache/tmemjit";
+  options.enabled = !settings.cache_disabled;
+  if (!settings.cache_dir.empty()) {
+    options.dir = settings.cache_dir;
+  } else if (!settings.xdg_cache_home.empty() && settings.xdg_cache_home.front() == '/') {
+    options.dir = settings.xdg_cache_home + "/tmemjit";  // the XDG spec ignores relative paths
+  } else if (!settings.home.empty()) {
+    options.dir = settings.home + "/.cache/tmemjit";
   }
   options.disk = !options.dir.empty();
-  if (std::string cap = env("TMEMJIT_CACHE_MAX_BYTES"); !cap.empty()) {
-    if (std::optional<uint64_t> bytes = parse_byte_count(cap))
-      options.max_bytes = *bytes;
-    else
-      warn("TMEMJIT_CACHE_MAX_BYTES='" + cap +
-           "' is not a byte count (like 1073741824 or 512M); using " +
-           std::to_string(options.max_bytes));
-  }
-  options.remote = env("TMEMJIT_REMOTE_CACHE");
-  options.secret = env("TMEMJIT_REMOTE_CACHE_SECRET");
-  options.remote_connect_timeout_ms =
-      env_ms("TMEMJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS", options.remote_connect_timeout_ms);
-  options.remote_timeout_ms = env_ms("TMEMJIT_REMOTE_CACHE_TIMEOUT_MS", options.remote_timeout_ms);
-  options.remote_lock_wait_ms =
-      env_ms("TMEMJIT_REMOTE_CACHE_LOCK_WAIT_MS", options.remote_lock_wait_ms);
-  options.remote_lock_ttl_ms =
-      env_ms("TMEMJIT_REMOTE_CACHE_LOCK_TTL_MS", options.remote_lock_ttl_ms);
-  options.remote_retry_ms = env_ms("TMEMJIT_REMOTE_CACHE_RETRY_MS", options.remote_retry_ms);
+  options.max_bytes = settings.cache_max_bytes.value;
+  options.remote = settings.remote_cache;
+  options.secret = settings.remote_cache_secret;
+  options.remote_connect_timeout_ms = settings.remote_cache_connect_timeout_ms.value;
+  options.remote_timeout_ms = settings.remote_cache_timeout_ms.value;
+  options.remote_lock_wait_ms = settings.remote_cache_lock_wait_ms.value;
+  options.remote_lock_ttl_ms = settings.remote_cache_lock_ttl_ms.value;
+  options.remote_retry_ms = settings.remote_cache_retry_ms.value;
+  // Here, where they take effect, in the order the variables were always read.
+  for (const std::string* problem :
+       {&settings.cache_max_bytes.problem, &settings.remote_cache_connect_timeout_ms.problem,
+        &settings.remote_cache_timeout_ms.problem, &settings.remote_cache_lock_wait_ms.problem,
+        &settings.remote_cache_lock_ttl_ms.problem, &settings.remote_cache_retry_ms.problem})
+    if (!problem->empty()) warn(*problem);
   return options;
 }
 

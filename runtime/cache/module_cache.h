@@ -150,7 +150,4 @@ class ModuleCache {
 // environment on first use.
 ModuleCache& module_cache();
 
-// Parses a byte count with an optional K, M, G or T suffix (powers of 1024); nullopt when invalid.
-std::optional<uint64_t> parse_byte_count(std::string_view text);
-
 }  // namespace tmem

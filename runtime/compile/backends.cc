@@ -29,6 +29,7 @@
 #include "runtime/cuda/nvrtc.h"
 #include "runtime/ptx/cta_group_check.h"
 #include "runtime/support/hash.h"
+#include "runtime/support/settings.h"
 #include "runtime/support/subprocess.h"
 #include "runtime/support/warning.h"
 
@@ -590,7 +591,7 @@ std::vector<std::string> backend_options(Backend backend, const CompileOptions& 
 }
 
 std::string ptxas_path() {
-  if (const char* env = std::getenv("TMEMJIT_PTXAS"); env && *env) return env;
+  if (std::string chosen = Settings::from_environment().ptxas; !chosen.empty()) return chosen;
 #ifdef TMEMJIT_PTXAS_PATH
   return TMEMJIT_PTXAS_PATH;
 #else

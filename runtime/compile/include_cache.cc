@@ -19,6 +19,8 @@
 #include "runtime/compile/include_closure.h"
 #include "runtime/compile/include_scan.h"
 #include "runtime/compile/include_watch.h"
+#include "runtime/support/settings.h"
+#include "runtime/support/warning.h"
 
 namespace tmem {
 namespace {
@@ -136,8 +138,9 @@ struct Cached {
 
 bool watch_wanted(IncludeClosureCache::ChangeWatch watch) {
   if (watch == IncludeClosureCache::ChangeWatch::kOff) return false;
-  const char* env = std::getenv("TMEMJIT_INCLUDE_WATCH");
-  return env == nullptr || std::string_view(env) != "0";
+  const Parsed<bool> wanted = Settings::from_environment().include_watch;
+  if (!wanted.problem.empty()) warn(wanted.problem);
+  return wanted.value;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "runtime/support/settings.h"
 #include "runtime/support/subprocess.h"
 
 namespace tmem {
@@ -38,10 +39,10 @@ std::vector<char> kept_ptx(const std::string& directory) {
 }  // namespace
 
 std::string nvcc_path() {
-  if (const char* env = std::getenv("TMEMJIT_NVCC"); env && *env) return env;
-  for (const char* home : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* env = std::getenv(home); env && is_file(std::string(env) + "/bin/nvcc"))
-      return std::string(env) + "/bin/nvcc";
+  const Settings settings = Settings::from_environment();
+  if (!settings.nvcc.empty()) return settings.nvcc;
+  for (const std::string& home : {settings.cuda_home, settings.cuda_path})
+    if (!home.empty() && is_file(home + "/bin/nvcc")) return home + "/bin/nvcc";
 #ifdef TMEMJIT_NVCC_PATH
   if (is_file(TMEMJIT_NVCC_PATH)) return TMEMJIT_NVCC_PATH;
 #endif

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/support/settings.h"
 #include "runtime/support/warning.h"
 #include "tmem/text.h"
 
@@ -73,18 +74,6 @@ struct PchCache::SlotTable {
 
 namespace {
 
-// CuTe's headers need about 271 MB (measured, CUDA 13.0); NVRTC's default heap is 256 MB, and a
-// heap too small costs a whole compile that makes no PCH. TMEMJIT_PCH_HEAP_MB overrides it.
-constexpr size_t kDefaultHeapBytes = size_t{512} << 20;
-// 240 times CuTe's need: a larger value is a typo, not a heap.
-constexpr uint64_t kMaxHeapMb = 65536;
-
-// A CuTe prefix makes a 274 MB file, and an autotuner that specializes many sources would keep
-// every one until it exits: past this many bytes, the least recently used are removed.
-// TMEMJIT_PCH_BUDGET_MB overrides it.
-constexpr uint64_t kDefaultBudgetBytes = uint64_t{2048} << 20;
-constexpr uint64_t kMaxBudgetMb = uint64_t{1} << 20;  // 1 TiB
-
 constexpr std::string_view kRootPrefix = "tmemjit-pch-";
 constexpr const char* kLockName = "lock";
 
@@ -92,9 +81,13 @@ constexpr const char* kLockName = "lock";
 // before the lock or by a process killed in between: only this old is it removed.
 constexpr time_t kLocklessAgeSeconds = 3600;
 
-std::string temporary_parent() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+std::string temporary_parent() { return Settings::from_environment().temp_dir; }
+
+// TMEMJIT_PCH_BUDGET_MB, or the default with the warning of a value that does not parse.
+uint64_t budget_from_environment() {
+  const Parsed<uint64_t> budget = Settings::from_environment().pch_budget_bytes;
+  if (!budget.problem.empty()) warn(budget.problem);
+  return budget.value;
 }
 
 std::string error_text(int error) {
@@ -278,21 +271,6 @@ std::string failure_cause(const Error& error) {
 
 }  // namespace
 
-uint64_t pch_megabytes_from_env(const char* name, uint64_t max_mb, uint64_t fallback) {
-  const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0') return fallback;
-  const std::string_view text = env;
-  // Digits only: strtoull would take "-1" as 2^64 - 1 and " 5" or "5MB" in part.
-  const bool digits = text.size() <= 19 && std::all_of(text.begin(), text.end(),
-                                                       [](char c) { return c >= '0' && c <= '9'; });
-  const uint64_t mb = digits ? std::strtoull(env, nullptr, 10) : 0;
-  if (mb >= 1 && mb <= max_mb) return mb << 20;
-  warn(std::string(name) + "=" + quote_excerpt(text) +
-       " is not a whole number of megabytes from 1 to " + std::to_string(max_mb) +
-       "; the default of " + std::to_string(fallback >> 20) + " is used");
-  return fallback;
-}
-
 void remove_gone_pch_roots(const std::string& parent) {
   DIR* dir = ::opendir(parent.c_str());
   if (dir == nullptr) return;
@@ -414,9 +392,7 @@ PchCache& PchCache::instance() {
 
 void PchCache::set_budget_bytes(uint64_t bytes) {
   std::lock_guard lock(mutex_);
-  budget_bytes_ = bytes != 0 ? bytes
-                             : pch_megabytes_from_env("TMEMJIT_PCH_BUDGET_MB", kMaxBudgetMb,
-                                                      kDefaultBudgetBytes);
+  budget_bytes_ = bytes != 0 ? bytes : budget_from_environment();
 }
 
 std::string PchCache::root() {
@@ -484,15 +460,12 @@ void PchCache::grow_heap(size_t bytes) {
 void PchCache::initialize() {
   initialized_ = true;
   slots_ = std::make_shared<SlotTable>();
-  if (const char* on = std::getenv("TMEMJIT_PCH"); on != nullptr && *on != '\0') {
-    if (std::string_view(on) == "0") {
-      unavailable_ = "TMEMJIT_PCH=0";
-      return;
-    }
-    if (std::string_view(on) != "1")
-      warn("TMEMJIT_PCH=" + quote_excerpt(on) +
-           " is neither 0 (off) nor 1 (on); precompiled headers stay on");
+  const Settings settings = Settings::from_environment();
+  if (!settings.pch.value) {
+    unavailable_ = "TMEMJIT_PCH=0";
+    return;
   }
+  if (!settings.pch.problem.empty()) warn(settings.pch.problem);
   Result<const nvrtc::Api*> api = nvrtc::api();
   if (!api.ok() || !(*api)->has_pch()) {
     unavailable_ = "NVRTC has no precompiled headers (CUDA 12.8 or later has them)";
@@ -524,16 +497,12 @@ void PchCache::initialize() {
   root_remover().root = root_;
   root_remover().lock_fd = lock_fd;
   root_remover().owner = ::getpid();
-  if (budget_bytes_ == 0)
-    budget_bytes_ =
-        pch_megabytes_from_env("TMEMJIT_PCH_BUDGET_MB", kMaxBudgetMb, kDefaultBudgetBytes);
+  if (budget_bytes_ == 0) budget_bytes_ = budget_from_environment();
   // A value that does not parse warns and is the default: only a valid one is "from the
   // environment" in messages.
-  const uint64_t wanted =
-      pch_megabytes_from_env("TMEMJIT_PCH_HEAP_MB", kMaxHeapMb, kDefaultHeapBytes);
-  const char* heap_env = std::getenv("TMEMJIT_PCH_HEAP_MB");
-  heap_from_env_ = heap_env != nullptr && *heap_env != '\0' &&
-                   std::to_string(wanted >> 20) == std::string_view(heap_env);
+  if (!settings.pch_heap_bytes.problem.empty()) warn(settings.pch_heap_bytes.problem);
+  const uint64_t wanted = settings.pch_heap_bytes.value;
+  heap_from_env_ = settings.pch_heap_bytes.from_environment;
   std::unique_lock heap(heap_mutex_);
   size_t current = 0;
   // The default only grows NVRTC's heap; a size the user set is taken as it is (a small one lets

@@ -130,9 +130,4 @@ class PchCache {
 // it made one) that are an hour old and whose PID is not running here. PchCache calls it once.
 void remove_gone_pch_roots(const std::string& parent);
 
-// The environment variable `name` read as whole megabytes from 1 to `max_mb`, in bytes: unset or
-// empty gives `fallback`; anything else that does not parse or is out of range gives `fallback`
-// and a warning naming the variable, its value and the range.
-uint64_t pch_megabytes_from_env(const char* name, uint64_t max_mb, uint64_t fallback);
-
 }  // namespace tmem

@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
+#include "runtime/support/settings.h"
 #include "runtime/support/subprocess.h"
 
 namespace tmem::sass {
@@ -25,9 +25,7 @@ std::string dirname(const std::string& path) {
 }
 
 std::optional<std::string> on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  std::stringstream dirs(path);
+  std::stringstream dirs(Settings::from_environment().path);
   std::string dir;
   while (std::getline(dirs, dir, ':'))
     if (!dir.empty() && executable(dir + "/" + name)) return dir + "/" + name;
@@ -64,10 +62,8 @@ std::optional<Disassembler> search() {
 }  // namespace
 
 std::optional<Disassembler> find_disassembler() {
-  if (const char* env = std::getenv("TMEMJIT_NVDISASM"); env && *env) {
-    const std::string path(env);
-    if (executable(path)) return Disassembler{path, path.find("cuobjdump") != std::string::npos};
-  }
+  if (const std::string path = Settings::from_environment().nvdisasm; executable(path))
+    return Disassembler{path, path.find("cuobjdump") != std::string::npos};
   static std::once_flag once;
   static std::optional<Disassembler> found;
   std::call_once(once, [] { found = search(); });

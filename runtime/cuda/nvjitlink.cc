@@ -3,6 +3,7 @@
 #include <string>
 
 #include "runtime/cuda/shared_library.h"
+#include "runtime/support/settings.h"
 
 // Set by runtime/CMakeLists.txt from the toolkit found at configure time.
 #ifndef TMEMJIT_NVJITLINK_SONAME
@@ -25,8 +26,8 @@ namespace {
 
 Result<Api> open_api() {
   Result<SharedLibrary> opened = open_shared_library(
-      "nvJitLink", library_candidates("TMEMJIT_NVJITLINK_LIBRARY", TMEMJIT_NVJITLINK_SONAME,
-                                      TMEMJIT_CUDA_LIBRARY_DIR));
+      "nvJitLink", library_candidates(Settings::from_environment().nvjitlink_library,
+                                      TMEMJIT_NVJITLINK_SONAME, TMEMJIT_CUDA_LIBRARY_DIR));
   if (!opened) return std::move(opened).error();
   const SharedLibrary& library = *opened;
   const std::string too_old =

@@ -4,6 +4,7 @@
 
 #include "runtime/cuda/shared_library.h"
 #include "runtime/cuda/signal_guard.h"
+#include "runtime/support/settings.h"
 
 // Set by runtime/CMakeLists.txt from the toolkit found at configure time.
 #ifndef TMEMJIT_NVRTC_SONAME
@@ -18,8 +19,8 @@ namespace {
 
 Result<Api> open_api() {
   Result<SharedLibrary> opened = open_shared_library(
-      "NVRTC",
-      library_candidates("TMEMJIT_NVRTC_LIBRARY", TMEMJIT_NVRTC_SONAME, TMEMJIT_CUDA_LIBRARY_DIR));
+      "NVRTC", library_candidates(Settings::from_environment().nvrtc_library, TMEMJIT_NVRTC_SONAME,
+                                  TMEMJIT_CUDA_LIBRARY_DIR));
   if (!opened) return std::move(opened).error();
   const SharedLibrary& library = *opened;
   const std::string too_old = "not NVRTC, or one older than the nvrtc.h libtmemjit was built with";

@@ -2,13 +2,11 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
-
 namespace tmem {
 
-std::vector<std::string> library_candidates(const char* env_var, const std::string& soname,
+std::vector<std::string> library_candidates(const std::string& chosen, const std::string& soname,
                                             const std::string& toolkit_dir) {
-  if (const char* path = std::getenv(env_var); path != nullptr && *path != '\0') return {path};
+  if (!chosen.empty()) return {chosen};
   std::vector<std::string> candidates = {soname};
   if (!toolkit_dir.empty()) candidates.push_back(toolkit_dir + "/" + soname);
   return candidates;

@@ -9,11 +9,11 @@
 
 namespace tmem {
 
-// Where to look for a library, in order: $`env_var` alone when it is set (the user said where it
-// is, so nothing else is tried); else `soname` through the dynamic loader's search
-// (LD_LIBRARY_PATH, ld.so.cache), then `toolkit_dir`/`soname`, the toolkit libtmemjit was built
-// against.
-std::vector<std::string> library_candidates(const char* env_var, const std::string& soname,
+// Where to look for a library, in order: `chosen` alone when it is not empty (the user named it,
+// e.g. $TMEMJIT_NVRTC_LIBRARY, so nothing else is tried); else `soname` through the dynamic
+// loader's search (LD_LIBRARY_PATH, ld.so.cache), then `toolkit_dir`/`soname`, the toolkit
+// libtmemjit was built against.
+std::vector<std::string> library_candidates(const std::string& chosen, const std::string& soname,
                                             const std::string& toolkit_dir);
 
 struct SharedLibrary {

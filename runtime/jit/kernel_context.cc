@@ -13,6 +13,7 @@
 #include "runtime/compile/backends.h"
 #include "runtime/compile/nvcc_front_end.h"
 #include "runtime/jit/compile_transfer.h"
+#include "runtime/support/settings.h"
 #include "tmem/text.h"
 
 namespace tmem {
@@ -201,13 +202,11 @@ std::string reason_of(const Error& error) {
 
 const std::string& toolkit_include_dir() {
   static const std::string dir = [] {
-    if (const char* env = std::getenv("TMEMJIT_CUDA_INCLUDE_DIR");
-        env && has_header(env, "cuda_runtime.h"))
-      return std::string(env);
-    for (const char* home : {"CUDA_HOME", "CUDA_PATH"})
-      if (const char* env = std::getenv(home);
-          env && has_header(std::string(env) + "/include", "cuda_runtime.h"))
-        return std::string(env) + "/include";
+    const Settings settings = Settings::from_environment();
+    if (has_header(settings.cuda_include_dir, "cuda_runtime.h")) return settings.cuda_include_dir;
+    for (const std::string& home : {settings.cuda_home, settings.cuda_path})
+      if (!home.empty() && has_header(home + "/include", "cuda_runtime.h"))
+        return home + "/include";
 #ifdef TMEMJIT_CUDA_INCLUDE_DIR
     std::string built = TMEMJIT_CUDA_INCLUDE_DIR;
     if (const size_t semicolon = built.find(';'); semicolon != std::string::npos)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,18 +17,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/support/settings.h"
+#include "runtime/support/warning.h"
+
 extern char** environ;
 
 namespace tmem {
 
 std::chrono::milliseconds default_process_timeout() {
-  if (const char* text = std::getenv("TMEMJIT_SUBPROCESS_TIMEOUT_S"); text != nullptr) {
-    char* end = nullptr;
-    const double seconds = std::strtod(text, &end);
-    if (end != text && *end == '\0' && seconds > 0 && seconds < 1e6)
-      return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-  }
-  return std::chrono::seconds(300);
+  const Settings settings = Settings::from_environment();
+  // Once per process: this runs before every helper program, and one line says it all.
+  static std::atomic<bool> warned{false};
+  if (!settings.subprocess_timeout.problem.empty() && !warned.exchange(true))
+    warn(settings.subprocess_timeout.problem);
+  return settings.subprocess_timeout.value;
 }
 
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
@@ -119,8 +122,7 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
 }
 
 Result<ScratchDir> ScratchDir::create(const std::string& prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "XXXXXX";
+  std::string pattern = Settings::from_environment().temp_dir + "/" + prefix + "XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr)
     return Error(ErrorCode::kIo,
                  "cannot create a scratch directory " + pattern + ": " + std::strerror(errno));

@@ -16,7 +16,8 @@ struct ProcessOutput {
 };
 
 // How long a helper program may run before it is killed: $TMEMJIT_SUBPROCESS_TIMEOUT_S seconds
-// when set to a positive number, else 300 s (a hung ptxas must not hang its caller).
+// when set to a positive number, else 300 s (a hung ptxas must not hang its caller). A value that
+// does not parse is a warning, once per process, and the 300 s.
 std::chrono::milliseconds default_process_timeout();
 
 // Runs argv[0] (a path, or a name looked up in PATH) with the arguments, waits for it and returns

@@ -13,6 +13,7 @@
 
 #include "common/cache_test_util.h"
 #include "common/scoped_env.h"
+#include "runtime/support/settings.h"
 #include "tmem/cache.h"
 
 namespace tmem {
@@ -174,18 +175,18 @@ TEST(CacheOptions, FromEnvironment) {
   }
 }
 
-TEST(CacheOptions, ParseByteCount) {
-  EXPECT_EQ(parse_byte_count("0"), 0u);
-  EXPECT_EQ(parse_byte_count("1048576"), 1048576u);
-  EXPECT_EQ(parse_byte_count("4k"), 4096u);
-  EXPECT_EQ(parse_byte_count("2G"), uint64_t{2} << 30);
-  EXPECT_EQ(parse_byte_count("3MB"), uint64_t{3} << 20);
-  EXPECT_FALSE(parse_byte_count("").has_value());
-  EXPECT_FALSE(parse_byte_count("M").has_value());
-  EXPECT_FALSE(parse_byte_count("12Q").has_value());
-  EXPECT_FALSE(parse_byte_count("1G2").has_value());
-  EXPECT_FALSE(parse_byte_count("99999999999999999999").has_value());
-  EXPECT_FALSE(parse_byte_count("99999999999T").has_value());
+// Settings keeps its own copy of the cache's defaults (support cannot include tmem/cache.h): they
+// must agree with CacheOptions', which a host that sets no variable gets either way.
+TEST(CacheOptions, TheSettingsDefaultsAreCacheOptionsDefaults) {
+  const Settings settings;
+  const CacheOptions options;
+  EXPECT_EQ(settings.cache_max_bytes.value, options.max_bytes);
+  EXPECT_EQ(settings.remote_cache_connect_timeout_ms.value, options.remote_connect_timeout_ms);
+  EXPECT_EQ(settings.remote_cache_timeout_ms.value, options.remote_timeout_ms);
+  EXPECT_EQ(settings.remote_cache_lock_wait_ms.value, options.remote_lock_wait_ms);
+  EXPECT_EQ(settings.remote_cache_lock_ttl_ms.value, options.remote_lock_ttl_ms);
+  EXPECT_EQ(settings.remote_cache_retry_ms.value, options.remote_retry_ms);
+  EXPECT_EQ(!settings.cache_disabled, options.enabled);
 }
 
 TEST(PublicCacheApi, StatsResetClearAndDirectoryOverride) {

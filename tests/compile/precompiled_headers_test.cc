@@ -244,27 +244,9 @@ TEST_F(PchDegrade, TheUsersOwnErrorIsReportedAndLeavesThemOn) {
   EXPECT_EQ(compile(source_with_a_header("users_error")).headers, "created");
 }
 
-// N08: a setting that does not parse is a warning naming the variable; the default is used.
+// N08: a setting that does not parse is a warning naming the variable; the default is used (the
+// parse of each value: tests/support/settings_test.cc).
 TEST_F(PchDegrade, SettingsThatDoNotParseWarnNamingTheVariable) {
-  const char* bad[] = {"abc", "-1",  "0",   "73786976294838206464" /* 2^66 */, "65537", " 5",
-                       "5MB", "1e3", "0x10"};
-  for (const char* value : bad) {
-    SCOPED_TRACE(value);
-    ScopedEnv env("TMEMJIT_PCH_HEAP_MB", value);
-    Warnings warnings;
-    EXPECT_EQ(pch_megabytes_from_env("TMEMJIT_PCH_HEAP_MB", 65536, 512 << 20), 512u << 20);
-    ASSERT_EQ(warnings.seen.size(), 1u);
-    EXPECT_EQ(warnings.seen[0], std::string("TMEMJIT_PCH_HEAP_MB=") + value +
-                                    " is not a whole number of megabytes from 1 to 65536; the "
-                                    "default of 512 is used");
-  }
-  for (const char* value : {"600", "65536"}) {
-    ScopedEnv env("TMEMJIT_PCH_HEAP_MB", value);
-    Warnings warnings;
-    EXPECT_EQ(pch_megabytes_from_env("TMEMJIT_PCH_HEAP_MB", 65536, 512 << 20),
-              std::strtoull(value, nullptr, 10) << 20);
-    EXPECT_TRUE(warnings.seen.empty()) << warnings.joined();
-  }
   // Through a compile: each variable named once, and precompiled headers made with the defaults.
   ScopedEnv heap("TMEMJIT_PCH_HEAP_MB", "abc");
   ScopedEnv budget("TMEMJIT_PCH_BUDGET_MB", "-1");

@@ -59,7 +59,14 @@ TEST(Subprocess, TheDefaultTimeoutComesFromTheEnvironment) {
   ::setenv("TMEMJIT_SUBPROCESS_TIMEOUT_S", "2.5", 1);
   EXPECT_EQ(default_process_timeout(), std::chrono::milliseconds(2500));
   ::setenv("TMEMJIT_SUBPROCESS_TIMEOUT_S", "soon", 1);  // not a number: the default
+  testing::internal::CaptureStderr();
   EXPECT_EQ(default_process_timeout(), std::chrono::seconds(300));
+  EXPECT_EQ(default_process_timeout(), std::chrono::seconds(300));
+  // One warning per process, not one per helper program.
+  EXPECT_EQ(
+      testing::internal::GetCapturedStderr(),
+      "tmemjit: warning: TMEMJIT_SUBPROCESS_TIMEOUT_S=soon is not a number of seconds above 0 "
+      "and below 1000000; the default of 300 is used\n");
   ::unsetenv("TMEMJIT_SUBPROCESS_TIMEOUT_S");
   EXPECT_EQ(default_process_timeout(), std::chrono::seconds(300));
 }
