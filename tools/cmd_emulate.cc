@@ -2,6 +2,7 @@
 // first) lowered to run on Hopper, through tmem::emulate_ptx / emulate_cuda (docs/emulation.md
 // §Blackwell kernels on Hopper).
 #include <charconv>
+#include <cstdint>
 #include <iostream>
 
 #include "tmem/emulate.h"
@@ -9,6 +10,23 @@
 #include "tools/source_args.h"
 
 namespace tmemjit_cli {
+
+namespace {
+
+// --standalone-ctas N: the largest grid the standalone module serves, a positive count.
+tmem::Result<std::uint32_t> standalone_ctas(const std::string& text) {
+  std::uint32_t count = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, count);
+  if (ec != std::errc() || stop != end || count == 0)
+    return tmem::Error(tmem::ErrorCode::kUsage,
+                       "--standalone-ctas takes the largest grid's CTA count (a positive number), "
+                       "got '" +
+                           text + "'");
+  return count;
+}
+
+}  // namespace
 
 int cmd_emulate(const std::vector<std::string>& argv) {
   auto flags = split_compiler_flags(argv);
@@ -66,14 +84,9 @@ int cmd_emulate(const std::vector<std::string>& argv) {
   }
   if (auto keep = args->get("--keep")) options.compile.keep_dir = *keep;
   if (auto ctas = args->get("--standalone-ctas")) {
-    const char* end = ctas->data() + ctas->size();
-    auto [stop, ec] = std::from_chars(ctas->data(), end, options.standalone_ctas);
-    if (ec != std::errc() || stop != end || options.standalone_ctas == 0)
-      return report(tmem::Error(tmem::ErrorCode::kUsage,
-                                "--standalone-ctas takes the largest grid's CTA count (a positive "
-                                "number), got '" +
-                                    *ctas + "'"),
-                    json);
+    auto count = standalone_ctas(*ctas);
+    if (!count) return report(count.error(), json);
+    options.standalone_ctas = *count;
   }
   options.compile.nvrtc_options = flags->nvrtc;
   options.compile.ptx_options = flags->ptxas;

@@ -46,20 +46,29 @@ def gemm_entry(ptx):
     return gemm[0]
 
 
-def run(args, tutorial, directory, work):
+def nvcc_flags(args, directory):
+    """What the tutorials compile with: C++17, CuTe and CUTLASS's tools/util headers."""
+    source_root = directory.parents[3]  # .../source/examples/cute/tutorial/blackwell
+    return ["-std=c++17", "-w", "--expt-relaxed-constexpr", "-I" + args.cute_include,
+            "-I" + str(source_root / "tools" / "util" / "include"), "-I" + str(directory)]
+
+
+def lower(args, tutorial, directory, work, standalone_ctas=0):
+    """Compiles the tutorial for sm_100a and lowers its module to an sm_90 cubin (standalone for
+    a host that binds nothing when standalone_ctas > 0); returns the cubin's path."""
     source, families = TUTORIALS[tutorial]
     ptx = work / (source + ".ptx")
-    source_root = directory.parents[3]  # .../source/examples/cute/tutorial/blackwell
-    compile_command = [args.nvcc, "-arch=sm_100a", "-std=c++17", "-ptx", "-w",
-                       "--expt-relaxed-constexpr",
-                       "-I" + args.cute_include, "-I" + str(source_root / "tools" / "util" / "include"),
-                       "-I" + str(directory), str(directory / source), "-o", str(ptx)]
+    compile_command = ([args.nvcc, "-arch=sm_100a", "-ptx"] + nvcc_flags(args, directory) +
+                       [str(directory / source), "-o", str(ptx)])
     done = subprocess.run(compile_command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{source}: nvcc for sm_100a failed:\n{done.stderr[-4000:]}")
     cubin = work / (source + ".sm90.cubin")
-    lowered = subprocess.run([args.cli, "emulate", str(ptx), "--entry", gemm_entry(ptx.read_text()),
-                              "-o", str(cubin), "--json"], capture_output=True, text=True)
+    command = [args.cli, "emulate", str(ptx), "--entry", gemm_entry(ptx.read_text()),
+               "-o", str(cubin), "--json"]
+    if standalone_ctas:
+        command += ["--standalone-ctas", str(standalone_ctas)]
+    lowered = subprocess.run(command, capture_output=True, text=True)
     try:
         report = json.loads(lowered.stdout)
     except json.JSONDecodeError:
@@ -77,6 +86,17 @@ def run(args, tutorial, directory, work):
     print(f"{source}: lowered {report['statements']} statements in {report['lower_ms']:.1f} ms "
           f"({report['lowered']}); sm_90 cubin {report['cubin_bytes']} bytes, "
           f"{report['code']['registers']} registers")
+    return cubin
+
+
+def tutorials_directory(cute_include):
+    """The wheel's examples/cute/tutorial/blackwell beside CuTe's include directory, or exit 77."""
+    directory = (pathlib.Path(cute_include).resolve().parent / "examples" / "cute" /
+                 "tutorial" / "blackwell")
+    if not directory.is_dir():
+        print(f"skipped: no CuTe SM100 tutorials at {directory} (the nvidia-cutlass wheel has them)")
+        sys.exit(77)
+    return directory
 
 
 def main():
@@ -86,14 +106,10 @@ def main():
     parser.add_argument("--nvcc", default="nvcc")
     parser.add_argument("--only", default=",".join(TUTORIALS))
     args = parser.parse_args()
-    directory = (pathlib.Path(args.cute_include).resolve().parent / "examples" / "cute" /
-                 "tutorial" / "blackwell")
-    if not directory.is_dir():
-        print(f"skipped: no CuTe SM100 tutorials at {directory} (the nvidia-cutlass wheel has them)")
-        sys.exit(77)
+    directory = tutorials_directory(args.cute_include)
     with tempfile.TemporaryDirectory(prefix="tmemjit-cute-tutorials-") as work:
         for tutorial in args.only.split(","):
-            run(args, tutorial, directory, pathlib.Path(work))
+            lower(args, tutorial, directory, pathlib.Path(work))
     print("every tutorial lowered to an sm_90 cubin")
 
 
