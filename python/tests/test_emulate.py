@@ -15,9 +15,10 @@ KERNELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "jit" / "kerne
 PAIR_SMEM = 3 * (128 * 64 * 2 + 64 * 64 * 2) + 1024  # pair_gemm::kSmemBytes: past 48 KB
 
 
-def _pair_gemm(strict=False, entry="pair_gemm_bf16"):
+def _pair_gemm(strict=False, entry="pair_gemm_bf16", standalone_ctas=0):
     source = (KERNELS / "ws_gemm_2cta_sm100.cu").read_text()
-    emulation = tmemjit.emulate(source, entry, path="ws_gemm_2cta_sm100.cu", strict=strict)
+    emulation = tmemjit.emulate(source, entry, path="ws_gemm_2cta_sm100.cu", strict=strict,
+                                standalone_ctas=standalone_ctas)
     # Every family the 2-CTA GEMM needs, lowered (the TMA .cta_group::2 among them).
     for family in ("tcgen05.alloc", "tcgen05.mma", "tcgen05.commit", "tcgen05.ld",
                    "cp.async.bulk.tensor"):
@@ -144,3 +145,20 @@ def test_lowering_the_pair_gemm_needs_no_gpu():
     tma = [line for line in emulation.ptx.splitlines() if "cp.async.bulk.tensor" in line]
     assert len(tma) == 4 and all(".cta_group::2 [" not in line for line in tma), tma
     assert emulation.registers > 0
+
+
+def test_a_standalone_module_is_checked_and_holds_its_own_state():
+    # docs/emulation.md "Standalone modules": the cubin any host can launch; no GPU needed to
+    # make one. Bad counts are refused before any work, and strict mode (reported only through
+    # emulation_check) cannot be combined with it.
+    emulation = _pair_gemm(entry="pair_gemm_bf16_multicast", standalone_ctas=8)
+    assert emulation.lowered["kernel entry (clears the standalone state)"] == 2  # both kernels
+    assert "_ZN7tmemjit15standalone_tmemE" in emulation.ptx
+    assert emulation.kernel.cubin[:4] == b"\x7fELF"
+    source = (KERNELS / "ws_gemm_2cta_sm100.cu").read_text()
+    for bad, error in ((True, TypeError), (1.5, TypeError), (-1, ValueError), (2**32, ValueError)):
+        with pytest.raises(error, match="standalone_ctas"):
+            tmemjit.emulate(source, "pair_gemm_bf16", standalone_ctas=bad)
+    with pytest.raises(tmemjit.Error) as both:
+        tmemjit.emulate(source, "pair_gemm_bf16", strict=True, standalone_ctas=8)
+    assert both.value.code == "usage" and "strict mode" in both.value.message
