@@ -29,15 +29,14 @@ tmem::Result<std::uint32_t> standalone_ctas(const std::string& text) {
 }  // namespace
 
 int cmd_emulate(const std::vector<std::string>& argv) {
-  auto flags = split_compiler_flags(argv);
-  if (!flags) return report(flags.error(), false);
-  auto args = parse_args(flags->rest, {{"--entry", true},
-                                       {"-o", true},
-                                       {"--json", false},
-                                       {"--target", true},
-                                       {"--backend", true},
-                                       {"--keep", true},
-                                       {"--standalone-ctas", true}});
+  auto args = parse_args("emulate", argv,
+                         with_compiler_flag_options({{"--entry", true},
+                                                     {"-o", true},
+                                                     {"--json", false},
+                                                     {"--target", true},
+                                                     {"--backend", true},
+                                                     {"--keep", true},
+                                                     {"--standalone-ctas", true}}));
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (args->positional().size() != 1)
@@ -67,14 +66,15 @@ int cmd_emulate(const std::vector<std::string>& argv) {
       return report(tmem::Error(tmem::ErrorCode::kUsage, parsed.error().message()), json);
     options.compile.target = *parsed;
   }
-  if (!flags->precompile.empty())
+  if (args->has("--precompile"))
     return report(tmem::Error(tmem::ErrorCode::kUsage,
                               "--precompile is specialize's (headers parsed once for every "
                               "layout); emulate compiles one module once"),
                   json);
-  if (source.language == tmem::Language::kPtx && !flags->nvrtc.empty())
+  const std::vector<std::string> nvrtc = args->all("-Xnvrtc");
+  if (source.language == tmem::Language::kPtx && !nvrtc.empty())
     return report(tmem::Error(tmem::ErrorCode::kUsage,
-                              "'" + flags->nvrtc.front() +
+                              "'" + nvrtc.front() +
                                   "' is an option of the CUDA front end; a PTX module has none"),
                   json);
   if (auto backend = args->get("--backend")) {
@@ -88,8 +88,8 @@ int cmd_emulate(const std::vector<std::string>& argv) {
     if (!count) return report(count.error(), json);
     options.standalone_ctas = *count;
   }
-  options.compile.nvrtc_options = flags->nvrtc;
-  options.compile.ptx_options = flags->ptxas;
+  options.compile.nvrtc_options = nvrtc;
+  options.compile.ptx_options = args->all("-Xptxas");
 
   auto emulated = source.language == tmem::Language::kPtx ? tmem::emulate_ptx(source.text, options)
                                                           : tmem::emulate_cuda(source, options);

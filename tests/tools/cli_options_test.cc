@@ -185,7 +185,26 @@ TEST_F(CliOptions, AnOptionTheCommandDoesNotTakeIsAUsageError) {
       {{"warmup", "--specs", "list.jsonl", "-I", "inc"}, "-I"},
   };
   for (const auto& [argv, name] : cases)
-    expect_usage(argv, {"unknown option '" + name + "'", "(allowed: "});
+    expect_usage(argv, {"unknown option '" + name + "' for " + argv[0] + " (allowed: "});
+}
+
+// What the pre-scan let through to odder errors, the parser names: an empty --precompile=, -std
+// without '=', a value given to --device-as-default-execution-space, --transfer followed by an
+// option.
+TEST_F(CliOptions, TheParserNamesWhatThePreScanLetThrough) {
+  const std::string missing = (dir_.path() / "missing.cu").string();
+  const Words specialize = {"specialize", missing, "--transfer", "acc_load=" + kLoad};
+  expect_usage(joined(specialize, {"--precompile="}), {"option '--precompile' needs a value"});
+  expect_usage(joined(specialize, {"-std", "c++17"}),
+               {"option '-std' takes its value after '=': -std=VALUE"});
+  expect_usage(joined(specialize, {"--device-as-default-execution-space=1"}),
+               {"option '--device-as-default-execution-space' takes no value, got "
+                "'--device-as-default-execution-space=1'"});
+  expect_usage(joined(specialize, {"--transfer", "--json"}),
+               {"option '--transfer' needs a value, got the option '--json'"});
+  expect_usage({"specialize", missing, "--bogus"},
+               {"unknown option '--bogus' for specialize (allowed: ", "-I, -D, -std=..., "});
+  expect_usage({"warmup", missing, "--bogus"}, {"unknown option '--bogus' for warmup"});
 }
 
 // "--" is no end of the options: an unknown option, as before.
