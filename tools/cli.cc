@@ -26,7 +26,80 @@ std::vector<std::string> Args::all(std::string_view name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
+void Args::add(const OptionSpec& spec, const std::string& value) {
+  std::vector<std::string>& values = values_[spec.into.empty() ? spec.name : spec.into];
+  if (!spec.repeats) values.clear();
+  values.push_back(spec.prefix + value);
+}
+
+namespace {
+
+// An option word against a command's options: the spec it names (nullptr: none) and the value
+// written in the word ("--at=V", "-IDIR").
+struct OptionWord {
+  const OptionSpec* spec = nullptr;
+  std::optional<std::string> value;
+};
+
+// "--name" and "--name=value" first; then an attached spelling ("-IDIR", "-I=DIR": the value is
+// the rest of the word).
+OptionWord match_option(const std::string& word, const std::vector<OptionSpec>& options) {
+  const size_t eq = word.find('=');
+  for (const OptionSpec& spec : options) {
+    if (spec.name == word) return {&spec, std::nullopt};
+    if (!spec.attached && eq != std::string::npos && word.compare(0, eq, spec.name) == 0)
+      return {&spec, word.substr(eq + 1)};
+  }
+  for (const OptionSpec& spec : options)
+    if (spec.attached && word.starts_with(spec.name)) return {&spec, word.substr(spec.name.size())};
+  return {};
+}
+
+tmem::Error usage(const std::string& message) {
+  return tmem::Error(tmem::ErrorCode::kUsage, message);
+}
+
+tmem::Error unknown_option(std::string_view command, const std::string& word,
+                           const std::vector<OptionSpec>& options) {
+  std::string allowed;
+  for (const OptionSpec& spec : options)
+    allowed += (allowed.empty() ? "" : ", ") + spec.name + (spec.equals_only ? "=..." : "");
+  return usage("unknown option '" + tmem::quote_excerpt(word.substr(0, word.find('='))) + "' for " +
+               std::string(command) + " (allowed: " + (allowed.empty() ? "none" : allowed) + ")");
+}
+
+// The value of `spec` written in its word, checked.
+tmem::Result<std::string> attached_value(const OptionSpec& spec, const std::string& word,
+                                         const std::string& value) {
+  if (!spec.takes_value)
+    return usage("option '" + spec.name + "' takes no value, got '" + tmem::quote_excerpt(word) +
+                 "'");
+  if (spec.next == NextWord::kPlain && value.empty())
+    return usage("option '" + spec.name + "' needs a value");
+  return value;
+}
+
+// The value of `spec` given as the word after it (argv[i + 1]), checked; `i` moves onto it.
+tmem::Result<std::string> next_value(const OptionSpec& spec, const std::vector<std::string>& argv,
+                                     size_t& i, const std::vector<OptionSpec>& options) {
+  const std::string& name = spec.name;
+  if (spec.equals_only)
+    return usage("option '" + name + "' takes its value after '=': " + name + "=VALUE");
+  if (i + 1 == argv.size()) return usage("option '" + name + "' needs a value");
+  const std::string& next = argv[i + 1];
+  if (spec.next == NextWord::kPlain && (next.empty() || next[0] == '-'))
+    return usage("option '" + name + "' needs a value, got '" + tmem::quote_excerpt(next) + "'");
+  // "--keep --json" would otherwise make "--json" the directory and lose the option; a value that
+  // really is such a word goes in as "--keep=--json".
+  if (spec.next == NextWord::kNotAnOption && match_option(next, options).spec != nullptr)
+    return usage("option '" + tmem::quote_excerpt(name) + "' needs a value, got the option '" +
+                 tmem::quote_excerpt(next.substr(0, next.find('='))) + "'");
+  return argv[++i];
+}
+
+}  // namespace
+
+tmem::Result<Args> parse_args(std::string_view command, const std::vector<std::string>& argv,
                               const std::vector<OptionSpec>& options) {
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -36,48 +109,17 @@ tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
       args.positional_.push_back(word);
       continue;
     }
-    std::string name = word;
-    std::optional<std::string> inline_value;
-    if (auto eq = word.find('='); eq != std::string::npos) {
-      name = word.substr(0, eq);
-      inline_value = word.substr(eq + 1);
-    }
-    const OptionSpec* spec = nullptr;
-    for (const auto& candidate : options)
-      if (candidate.name == name) spec = &candidate;
-    if (spec == nullptr) {
-      std::string allowed;
-      for (const auto& candidate : options)
-        allowed += (allowed.empty() ? "" : ", ") + candidate.name;
-      return tmem::Error(tmem::ErrorCode::kUsage,
-                         "unknown option '" + tmem::quote_excerpt(name) +
-                             "' (allowed: " + (allowed.empty() ? "none" : allowed) + ")");
-    }
-    if (!spec->takes_value) {
-      if (inline_value)
-        return tmem::Error(tmem::ErrorCode::kUsage,
-                           "option '" + tmem::quote_excerpt(name) + "' takes no value");
-      args.values_[name] = {""};
+    const OptionWord option = match_option(word, options);
+    if (option.spec == nullptr) return unknown_option(command, word, options);
+    const OptionSpec& spec = *option.spec;
+    if (!spec.takes_value && !option.value) {
+      args.add(spec, "");
       continue;
     }
-    std::vector<std::string>& values = args.values_[name];
-    if (!spec->repeats) values.clear();
-    if (inline_value) {
-      values.push_back(*inline_value);
-    } else if (i + 1 < argv.size()) {
-      // "--keep --json" would otherwise make "--json" the directory and lose the option; a value
-      // that really is such a word goes in as "--keep=--json".
-      const std::string& next = argv[i + 1];
-      const std::string next_name = next.substr(0, next.find('='));
-      for (const auto& candidate : options)
-        if (candidate.name == next_name)
-          return tmem::Error(tmem::ErrorCode::kUsage, "option '" + tmem::quote_excerpt(name) +
-                                                          "' needs a value, got the option '" +
-                                                          tmem::quote_excerpt(next_name) + "'");
-      values.push_back(argv[++i]);
-    } else {
-      return tmem::Error(tmem::ErrorCode::kUsage, "option '" + name + "' needs a value");
-    }
+    auto value = option.value ? attached_value(spec, word, *option.value)
+                              : next_value(spec, argv, i, options);
+    if (!value) return value.error();
+    args.add(spec, *value);
   }
   return args;
 }

@@ -26,11 +26,28 @@ inline constexpr int kExitWrongData = 4;
 inline constexpr int kExitInterrupted = 130;
 inline constexpr int kExitTerminated = 143;
 
-// One option a command accepts: "--json" (flag) or "--at" (takes a value).
+// What the word after an option that takes a value may be, when it is that value.
+enum class NextWord {
+  kNotAnOption,  // anything but one of the command's options ("--keep --json" is refused)
+  kAnything,     // anything at all: -Xnvrtc's and -Xptxas's values are the compilers' options
+  kPlain,        // neither empty nor starting with '-': a bare -I would make NVRTC take its next
+                 // option for the directory
+};
+
+// One option a command accepts: "--json" (a flag) or "--at" (takes a value: "--at V", "--at=V").
+// The compiler flags' spellings add to that (source_args.h): `attached` ("-IDIR" as well as
+// "-I DIR": the value is the rest of the word, '=' included), `equals_only` ("-std=c++17", never
+// "-std c++17"), and `into` and `prefix`, which let several options share one list in the order
+// given ("-I DIR" is "-Xnvrtc -IDIR").
 struct OptionSpec {
   std::string name;
   bool takes_value = false;
   bool repeats = false;  // may be given several times: Args::all has every value in order
+  NextWord next = NextWord::kNotAnOption;
+  bool attached = false;
+  bool equals_only = false;
+  std::string into;    // the name Args keeps its values under; empty: `name`
+  std::string prefix;  // what Args keeps is prefix + value (a flag's: prefix)
 };
 
 // The parsed command line of one command.
@@ -43,14 +60,18 @@ class Args {
   bool json() const { return has("--json"); }
 
  private:
-  friend tmem::Result<Args> parse_args(const std::vector<std::string>&,
+  friend tmem::Result<Args> parse_args(std::string_view, const std::vector<std::string>&,
                                        const std::vector<OptionSpec>&);
+  void add(const OptionSpec& spec, const std::string& value);
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
 };
 
-// Accepts "--name value" and "--name=value"; an unknown option or a missing value is kUsage.
-tmem::Result<Args> parse_args(const std::vector<std::string>& argv,
+// The command line of `command` (named in errors) against every option it takes, repeatable
+// ones included: no command takes options out of argv before this. "--name value",
+// "--name=value" and the spellings of OptionSpec; an unknown option, a missing value or a value
+// given to a flag is kUsage naming the option.
+tmem::Result<Args> parse_args(std::string_view command, const std::vector<std::string>& argv,
                               const std::vector<OptionSpec>& options);
 
 // The exit code for an error: parse/rule errors 1, usage 2, toolchain/driver/io/internal 3,

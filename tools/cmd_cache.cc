@@ -168,7 +168,7 @@ int bundle(bool import, const std::string& path, bool json) {
 }  // namespace
 
 int cmd_cache(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"--cache-dir", true}, {"--json", false}});
+  auto args = parse_args("cache", argv, {{"--cache-dir", true}, {"--json", false}});
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   const std::vector<std::string>& words = args->positional();

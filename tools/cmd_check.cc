@@ -26,7 +26,7 @@ tmem::Result<tmem::Selection> budgeted_selection(const Args& args, const std::st
 int check_or_plan(const std::vector<std::string>& argv, bool full) {
   std::vector<OptionSpec> options = spec_options();
   options.push_back({"--register-budget", true});
-  auto args = parse_args(argv, options);
+  auto args = parse_args(full ? "plan" : "check", argv, options);
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   // --explain with --op auto keeps the whole selection (every form tried and why it won or

@@ -339,13 +339,14 @@ void print_compiled(const CompileRequest& request, const Compiled& compiled,
 }  // namespace
 
 int cmd_ptx(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, with({{"--kernel", true},
-                                     {"--target", true},
-                                     {"--name", true},
-                                     {"--no-wait", false},
-                                     {"--warp-arg", false},
-                                     {"--column-arg", false},
-                                     {"--cta-group", true}}));
+  auto args = parse_args("ptx", argv,
+                         with({{"--kernel", true},
+                               {"--target", true},
+                               {"--name", true},
+                               {"--no-wait", false},
+                               {"--warp-arg", false},
+                               {"--column-arg", false},
+                               {"--cta-group", true}}));
   if (!args) return report(args.error(), false);
   auto synthesis = synthesize(*args);
   if (!synthesis) return report(synthesis.error(), args->json());
@@ -354,7 +355,7 @@ int cmd_ptx(const std::vector<std::string>& argv) {
 }
 
 int cmd_compile(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, compile_option_specs());
+  auto args = parse_args("compile", argv, compile_option_specs());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (auto applied = apply_cache_args(*args); !applied) return report(applied.error(), json);

@@ -19,7 +19,7 @@ std::string index_text(const tmem::CoordTable& table, int t, int r, int h) {
 }  // namespace
 
 int cmd_coords(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, spec_options());
+  auto args = parse_args("coords", argv, spec_options());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (args->has("--explain"))

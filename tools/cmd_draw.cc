@@ -13,7 +13,7 @@ int cmd_draw(const std::vector<std::string>& argv) {
   options.push_back({"-o", true});
   options.push_back({"--ascii", false});
   options.push_back({"--columns", true});
-  auto args = parse_args(argv, options);
+  auto args = parse_args("draw", argv, options);
   if (!args) return report(args.error(), false);
   auto spec = spec_from_args(*args);
   if (!spec) return report(spec.error(), false);

@@ -70,7 +70,7 @@ std::vector<std::int64_t> unflatten(std::int64_t flat, std::span<const std::int6
 }  // namespace
 
 int cmd_layout(const std::vector<std::string>& argv) {
-  auto args = parse_args(argv, {{"--json", false}, {"--at", true}});
+  auto args = parse_args("layout", argv, {{"--json", false}, {"--at", true}});
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (args->positional().size() != 1)

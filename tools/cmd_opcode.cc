@@ -18,7 +18,7 @@ std::string pack_mode(const tmem::Opcode& op) {
 // Parses "OPCODE [--json]"; on failure returns the exit code through `exit`.
 std::optional<tmem::Opcode> opcode_argument(const std::vector<std::string>& argv, const char* name,
                                             bool& json, int& exit) {
-  auto args = parse_args(argv, {{"--json", false}});
+  auto args = parse_args(name, argv, {{"--json", false}});
   if (!args) {
     exit = report(args.error(), false);
     return std::nullopt;

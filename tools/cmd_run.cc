@@ -13,7 +13,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   options.push_back({"--device", true});
   options.push_back({"--seed", true});
   options.push_back({"--cta-group", true});
-  auto args = parse_args(argv, options);
+  auto args = parse_args("run", argv, options);
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   // The gpu and emu devices compile through the cache; the simulator ignores it.

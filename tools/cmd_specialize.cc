@@ -171,19 +171,19 @@ struct SpecializeRequest {
 };
 
 std::vector<OptionSpec> specialize_option_specs() {
-  return with_cache_options({{"--entry", true},
-                             {"--target", true},
-                             {"--backend", true},
-                             {"-o", true},
-                             {"--json", false},
-                             {"--no-wait", false},
-                             {"--warp-arg", false},
-                             {"--column-arg", false},
-                             {"--cta-group", true},
-                             {"--transfer", true},
-                             {"--specialization", true},
-                             {"--front-end", true},
-                             {"--keep", true}});
+  return with_compiler_flag_options(with_cache_options({{"--entry", true},
+                                                        {"--target", true},
+                                                        {"--backend", true},
+                                                        {"-o", true},
+                                                        {"--json", false},
+                                                        {"--no-wait", false},
+                                                        {"--warp-arg", false},
+                                                        {"--column-arg", false},
+                                                        {"--cta-group", true},
+                                                        {"--transfer", true, true},
+                                                        {"--specialization", true},
+                                                        {"--front-end", true},
+                                                        {"--keep", true}}));
 }
 
 // warmup builds the generic tier for the cache: a policy that builds something else, or a
@@ -218,8 +218,7 @@ tmem::Result<tmem::KernelSource> kernel_source_of(const Args& args) {
 }
 
 // --target, --backend, --front-end, --keep, --specialization and the compiler flags.
-tmem::Result<tmem::CompileOptions> compile_options_of(const Args& args, const CompilerFlags& flags,
-                                                      Purpose purpose) {
+tmem::Result<tmem::CompileOptions> compile_options_of(const Args& args, Purpose purpose) {
   tmem::CompileOptions options;
   auto target = tmem::parse_target(args.get("--target").value_or("sm_100a"));  // sm_90: emulated
   if (!target) return tmem::Error(tmem::ErrorCode::kUsage, target.error().message());
@@ -241,16 +240,15 @@ tmem::Result<tmem::CompileOptions> compile_options_of(const Args& args, const Co
     options.specialization = *parsed;
   }
   if (purpose == Purpose::kWarmup) options.specialization = tmem::Specialization::kGeneric;
-  options.nvrtc_options = flags.nvrtc;
-  options.precompile = flags.precompile;
-  options.ptx_options = flags.ptxas;
+  options.nvrtc_options = args.all("-Xnvrtc");
+  options.precompile = args.all("--precompile");
+  options.ptx_options = args.all("-Xptxas");
   return options;
 }
 
 // Each --transfer NAME=SPEC.json, the device-function flags its defaults.
 tmem::Result<std::vector<tmem::NamedTransfer>> transfers_of(const Args& args,
-                                                            tmem::Language language,
-                                                            std::vector<std::string> values) {
+                                                            tmem::Language language) {
   tmem::DeviceFunctionOptions defaults;
   defaults.language = language;
   defaults.wait = !args.has("--no-wait");
@@ -259,9 +257,8 @@ tmem::Result<std::vector<tmem::NamedTransfer>> transfers_of(const Args& args,
   auto cta_group = cta_group_from_args(args);
   if (!cta_group) return cta_group.error();
   defaults.cta_group = *cta_group;
-  if (auto single = args.get("--transfer")) values.push_back(*single);
   std::vector<tmem::NamedTransfer> transfers;
-  for (const std::string& value : values) {
+  for (const std::string& value : args.all("--transfer")) {
     auto transfer = transfer_of(value, defaults, args);
     if (!transfer) return transfer.error();
     transfers.push_back(std::move(transfer).value());
@@ -271,8 +268,7 @@ tmem::Result<std::vector<tmem::NamedTransfer>> transfers_of(const Args& args,
 
 // The request of a parsed command line, in the order its errors are reported. Applies the cache
 // options to the process's cache on the way, as every command that compiles does.
-tmem::Result<SpecializeRequest> specialize_request(const Args& args, const CompilerFlags& flags,
-                                                   Purpose purpose) {
+tmem::Result<SpecializeRequest> specialize_request(const Args& args, Purpose purpose) {
   if (purpose == Purpose::kWarmup)
     if (tmem::Status refused = check_warmup_args(args); !refused.ok()) return refused.error();
   if (args.positional().size() != 1)
@@ -286,11 +282,11 @@ tmem::Result<SpecializeRequest> specialize_request(const Args& args, const Compi
   auto source = kernel_source_of(args);
   if (!source) return source.error();
   request.source = std::move(source).value();
-  auto options = compile_options_of(args, flags, purpose);
+  auto options = compile_options_of(args, purpose);
   if (!options) return options.error();
   request.options = std::move(options).value();
   request.target_text = args.get("--target").value_or("sm_100a");
-  auto transfers = transfers_of(args, request.source.language, flags.repeated);
+  auto transfers = transfers_of(args, request.source.language);
   if (!transfers) return transfers.error();
   request.transfers = std::move(transfers).value();
   request.output = args.get("-o").value_or("");
@@ -402,13 +398,11 @@ void print_specialized_text(const SpecializeRequest& request, const tmem::Kernel
 }
 
 int specialize(const std::vector<std::string>& argv, Purpose purpose) {
-  // --transfer may repeat: collected with the compiler flags before the common parser.
-  auto flags = split_compiler_flags(argv, "--transfer");
-  if (!flags) return report(flags.error(), false);
-  auto args = parse_args(flags->rest, specialize_option_specs());
+  auto args = parse_args(purpose == Purpose::kWarmup ? "warmup" : "specialize", argv,
+                         specialize_option_specs());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
-  auto request = specialize_request(*args, *flags, purpose);
+  auto request = specialize_request(*args, purpose);
   if (!request) return report(request.error(), json);
 
   tmem::CompileReport info;

@@ -11,7 +11,7 @@ namespace tmemjit_cli {
 int cmd_twin(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> options = spec_options();
   options.push_back({"--dtype", true});
-  auto args = parse_args(argv, options);
+  auto args = parse_args("twin", argv, options);
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   if (args->has("--explain"))

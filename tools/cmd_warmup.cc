@@ -370,7 +370,7 @@ int cmd_warmup(const std::vector<std::string>& argv) {
   // A user's kernel: its generic tier, so that lazy specialization answers a new layout at once
   // (docs/specialization.md §Tiers). The same options as specialize, which compiles it.
   if (!argv.empty() && !argv[0].starts_with("-")) return cmd_warmup_kernel(argv);
-  auto args = parse_args(argv, warmup_option_specs());
+  auto args = parse_args("warmup", argv, warmup_option_specs());
   if (!args) return report(args.error(), false);
   const bool json = args->json();
   auto request = warmup_request(*args);

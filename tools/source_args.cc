@@ -80,60 +80,39 @@ tmem::Result<tmem::KernelSource> read_source(const std::string& path) {
   return source;
 }
 
-tmem::Result<CompilerFlags> split_compiler_flags(const std::vector<std::string>& argv,
-                                                 const std::string& repeated) {
-  CompilerFlags flags;
-  auto needs_value = [](const std::string& option) {
-    return tmem::Error(tmem::ErrorCode::kUsage, "option '" + option + "' needs a value");
+std::vector<OptionSpec> compiler_flag_options() {
+  // Everything NVRTC gets goes into one list, in the order given: -I's order is the search order.
+  auto nvrtc_flag = [](std::string name, std::string as) {
+    return OptionSpec{.name = std::move(name), .repeats = true, .into = "-Xnvrtc", .prefix = as};
   };
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& word = argv[i];
-    if (word == "-Xnvrtc" || word == "-Xptxas") {
-      if (i + 1 == argv.size()) return needs_value(word);
-      (word == "-Xnvrtc" ? flags.nvrtc : flags.ptxas).push_back(argv[++i]);
-    } else if (word == "--precompile") {
-      if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
-        return needs_value(word);
-      flags.precompile.push_back(argv[++i]);
-    } else if (word.starts_with("--precompile=") && word.size() > 13) {
-      flags.precompile.push_back(word.substr(13));
-    } else if (word.starts_with("-Xnvrtc=")) {
-      flags.nvrtc.push_back(word.substr(8));
-    } else if (word.starts_with("-Xptxas=")) {
-      flags.ptxas.push_back(word.substr(8));
-    } else if (word.starts_with("-std=") || word.starts_with("--std=") ||
-               word == "-default-device" || word == "--device-as-default-execution-space") {
-      flags.nvrtc.push_back(word);
-    } else if (word == "--default-device") {
+  auto nvrtc_value = [](std::string name, bool attached) {
+    return OptionSpec{.name = name,
+                      .takes_value = true,
+                      .repeats = true,
+                      .next = attached ? NextWord::kPlain : NextWord::kNotAnOption,
+                      .attached = attached,
+                      .equals_only = !attached,
+                      .into = "-Xnvrtc",
+                      .prefix = attached ? name : name + "="};
+  };
+  return {
+      nvrtc_value("-I", true),
+      nvrtc_value("-D", true),
+      nvrtc_value("-std", false),
+      nvrtc_value("--std", false),
+      nvrtc_flag("-default-device", "-default-device"),
       // The spelling nvcc users reach for; NVRTC knows -default-device and refused this one.
-      flags.nvrtc.push_back("-default-device");
-    } else if (word.starts_with("-default-device=") || word.starts_with("--default-device=")) {
-      // Otherwise "unknown option '-default-device'" for an option these commands take (N20).
-      return tmem::Error(tmem::ErrorCode::kUsage, "option '" + word.substr(0, word.find('=')) +
-                                                      "' takes no value, got '" +
-                                                      tmem::quote_excerpt(word) + "'");
-    } else if (word == "-I" || word == "-D") {
-      // An empty value would pass NVRTC a bare -I or -D, which takes the next option as its value.
-      if (i + 1 == argv.size() || argv[i + 1].empty() || argv[i + 1][0] == '-')
-        return tmem::Error(
-            tmem::ErrorCode::kUsage,
-            "option '" + word + "' needs a value" +
-                (i + 1 == argv.size() ? std::string()
-                                      : ", got '" + tmem::quote_excerpt(argv[i + 1]) + "'"));
-      flags.nvrtc.push_back(word + argv[i + 1]);
-      ++i;
-    } else if (word.size() > 2 && (word.rfind("-I", 0) == 0 || word.rfind("-D", 0) == 0)) {
-      flags.nvrtc.push_back(word);
-    } else if (!repeated.empty() && word == repeated) {
-      if (i + 1 == argv.size()) return needs_value(word);
-      flags.repeated.push_back(argv[++i]);
-    } else if (!repeated.empty() && word.rfind(repeated + "=", 0) == 0) {
-      flags.repeated.push_back(word.substr(repeated.size() + 1));
-    } else {
-      flags.rest.push_back(word);
-    }
-  }
-  return flags;
+      nvrtc_flag("--default-device", "-default-device"),
+      nvrtc_flag("--device-as-default-execution-space", "--device-as-default-execution-space"),
+      {.name = "-Xnvrtc", .takes_value = true, .repeats = true, .next = NextWord::kAnything},
+      {.name = "-Xptxas", .takes_value = true, .repeats = true, .next = NextWord::kAnything},
+      {.name = "--precompile", .takes_value = true, .repeats = true, .next = NextWord::kPlain},
+  };
+}
+
+std::vector<OptionSpec> with_compiler_flag_options(std::vector<OptionSpec> options) {
+  for (OptionSpec& spec : compiler_flag_options()) options.push_back(std::move(spec));
+  return options;
 }
 
 }  // namespace tmemjit_cli

@@ -1,6 +1,6 @@
 // What the commands that compile a user's kernel share (specialize, warmup FILE.cu, emulate): the
-// source file's reading and language, and the compiler flags taken out of the command line before
-// the common parser (docs/design.md §CLI).
+// source file's reading and language, and the compiler flags as options of the common parser
+// (docs/design.md §CLI).
 #pragma once
 
 #include <ios>
@@ -9,6 +9,7 @@
 
 #include "tmem/device_function.h"
 #include "tmem/result.h"
+#include "tools/cli.h"
 
 namespace tmemjit_cli {
 
@@ -26,18 +27,14 @@ tmem::Result<tmem::Language> source_language(const std::string& path);
 // The kernel source at `path`: its language from the name, its text (read_text); no entry yet.
 tmem::Result<tmem::KernelSource> read_source(const std::string& path);
 
-// -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and -Xnvrtc OPT go
-// to NVRTC, -Xptxas OPT to the PTX compiler, --precompile HEADER to CompileOptions::precompile,
-// each may repeat (as nvcc's -X options); `repeated`
-// options (specialize's --transfer) are collected in order. The rest goes to parse_args.
-struct CompilerFlags {
-  std::vector<std::string> rest;
-  std::vector<std::string> nvrtc;
-  std::vector<std::string> ptxas;
-  std::vector<std::string> precompile;  // --precompile HEADER, in order
-  std::vector<std::string> repeated;    // the values of the `repeated` option, in order
-};
-tmem::Result<CompilerFlags> split_compiler_flags(const std::vector<std::string>& argv,
-                                                 const std::string& repeated = {});
+// The compiler flags, options of parse_args like any other, each may repeat (as nvcc's -X
+// options): -I DIR and -D NAME[=VALUE] (also attached: -IDIR), -std=..., -default-device and
+// -Xnvrtc OPT go to NVRTC, in the order given, all under the name "-Xnvrtc" (Args::all("-Xnvrtc")
+// is what NVRTC gets: -IDIR for -I DIR); -Xptxas OPT to the PTX compiler; --precompile HEADER to
+// CompileOptions::precompile.
+std::vector<OptionSpec> compiler_flag_options();
+
+// `options` with the compiler flags added.
+std::vector<OptionSpec> with_compiler_flag_options(std::vector<OptionSpec> options);
 
 }  // namespace tmemjit_cli
