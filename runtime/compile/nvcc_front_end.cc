@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +35,59 @@ std::vector<char> kept_ptx(const std::string& directory) {
       if (text.ok()) return std::vector<char>(text->begin(), text->end());
     }
   return {};
+}
+
+// Whether writing `name` under the include directory would leave it: an absolute name discards the
+// directory (std::filesystem's operator/), a ".." climbs out of it.
+bool escapes(const std::filesystem::path& name) {
+  if (name.is_absolute() || name.has_root_path()) return true;
+  for (const auto& part : name)
+    if (part == "..") return true;
+  return false;
+}
+
+// Every occurrence of `from` in `text` replaced by `to`.
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// The headers as written under the include directory, the source's #include directives of them,
+// and the directories searched after it.
+struct Placed {
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string source;
+  std::vector<std::string> search;  // -I directories after the include directory, deduplicated
+};
+
+// A header whose name is absolute or climbs with ".." (a source's prefix header is named after
+// its path, often absolute: kernels/specialized_source.cc) goes to tmemjit-headers/<index>/<its
+// file name> under the include directory, never beside the user's file: writing there polluted
+// the user's checkout, needed write permission on it, and raced with another process compiling
+// the same file. The library's `#include "<name>"` of it is rewritten to the contained name, and
+// the original name's directory is searched after the include directory, so the header's own
+// `#include "x"` still finds the user's neighbours. The header's #line keeps messages naming the
+// user's file.
+Placed place_headers(const std::string& source,
+                     const std::vector<std::pair<std::string, std::string>>& headers) {
+  Placed placed{headers, source, {}};
+  for (size_t i = 0; i < headers.size(); ++i) {
+    const std::filesystem::path name(headers[i].first);
+    if (!escapes(name)) continue;
+    std::string file = name.filename().string();
+    if (file.empty() || file == "." || file == "..") file = "header.cuh";
+    const std::string contained = "tmemjit-headers/" + std::to_string(i) + "/" + file;
+    const std::string from = "#include \"" + headers[i].first + "\"";
+    const std::string to = "#include \"" + contained + "\"";
+    replace_all(placed.source, from, to);
+    for (auto& [other, text] : placed.headers) replace_all(text, from, to);
+    placed.headers[i].first = contained;
+    const std::string directory = name.parent_path().string();
+    if (!directory.empty() &&
+        std::find(placed.search.begin(), placed.search.end(), directory) == placed.search.end())
+      placed.search.push_back(directory);
+  }
+  return placed;
 }
 
 }  // namespace
@@ -81,20 +135,23 @@ Result<CudaFrontEnd> compile_cuda_with_nvcc(
   const std::string include_dir = scratch->file("include"), keep_dir = scratch->file("keep");
   std::error_code made;
   std::filesystem::create_directories(keep_dir, made);
-  for (const auto& [name, text] : headers) {
+  const Placed placed = place_headers(source, headers);
+  for (const auto& [name, text] : placed.headers) {
     const std::filesystem::path path = std::filesystem::path(include_dir) / name;
     std::filesystem::create_directories(path.parent_path(), made);
     if (auto written = write_file(path.string(), text); !written.ok())
       return std::move(written).error();
   }
   const std::string input = scratch->file(file_name_of(program_name));
-  if (auto written = write_file(input, source); !written.ok()) return std::move(written).error();
+  if (auto written = write_file(input, placed.source); !written.ok())
+    return std::move(written).error();
   const bool cubin = output == FrontEndOutput::kCubin;
   std::string arch(to_string(options.target));
   if (!cubin && arch.starts_with("sm_")) arch = "compute_" + arch.substr(3);
   // The generated headers first: they are the library's, named as the source includes them.
   std::vector<std::string> argv = {nvcc_path(), "-arch=" + arch, cubin ? "-cubin" : "-ptx",
                                    "-I" + include_dir};
+  for (const std::string& directory : placed.search) argv.push_back("-I" + directory);
   if (cubin) {
     // nvcc's own default is -O3 and no line table: said only when asked otherwise, so that the
     // command is the one a user would write (the fidelity test compares with exactly that).

@@ -23,11 +23,13 @@ std::string nvcc_path();
 const std::string& nvcc_version();
 
 // nvcc on `source` (written as `program_name`'s file name into a scratch directory, with
-// `headers` under it and that directory searched first) for options.target, `nvcc_options`
-// after the library's: kCubin compiles to the cubin (options.opt_level, line_info,
-// tmem_access_check and ptx_options go to its ptxas through -Xptxas) and keeps the PTX it made;
-// kPtx makes PTX for the virtual architecture. No name expressions, no precompiled headers:
-// kUsage for expressions; kToolchain with nvcc's output on a failed compile.
+// `headers` under it and that directory searched first; a header named by an absolute path or
+// with ".." is written inside it too, its `#include "<name>"` in `source` rewritten to match, and
+// its name's directory searched next, so nothing is ever written beside the user's file) for
+// options.target, `nvcc_options` after the library's: kCubin compiles to the cubin
+// (options.opt_level, line_info, tmem_access_check and ptx_options go to its ptxas through -Xptxas)
+// and keeps the PTX it made; kPtx makes PTX for the virtual architecture. No name expressions, no
+// precompiled headers: kUsage for expressions; kToolchain with nvcc's output on a failed compile.
 Result<CudaFrontEnd> compile_cuda_with_nvcc(
     const std::string& source, const std::string& program_name,
     const std::vector<std::pair<std::string, std::string>>& headers,

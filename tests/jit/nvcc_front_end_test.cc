@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -125,6 +127,58 @@ TEST_F(NvccFrontEnd, IsItsOwnCacheEntryAndNvccsErrorsReachTheUser) {
   EXPECT_EQ(expression.error().code(), ErrorCode::kUsage);
   EXPECT_NE(expression.error().message().find("only NVRTC lowers"), std::string::npos)
       << expression.error().message();
+}
+
+// The files of `directory`, by name, sorted.
+std::vector<std::string> listing(const std::filesystem::path& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A source named by its absolute path: its prefix header (named "<path>.tmemjit-prefix.cuh")
+// used to be written beside it, into the user's directory. It stays in the scratch directory,
+// and the prefix's `#include "neighbour.h"` still finds the user's neighbour.
+TEST_F(NvccFrontEnd, WritesNothingBesideAnAbsoluteSourceAndStillFindsItsNeighbours) {
+  TempDir user;
+  ASSERT_TRUE(user.ok());
+  const std::string path = (user.path() / "kernel.cu").string();
+  const std::string text = "#include \"neighbour.h\"\n" +
+                           source_file("examples/epilogue/epilogue.cu") +
+                           "static_assert(TMEMJIT_TEST_NEIGHBOUR == 7, \"the neighbour\");\n";
+  ASSERT_TRUE(write_file(path, text).ok());
+  ASSERT_TRUE(
+      write_file((user.path() / "neighbour.h").string(), "#define TMEMJIT_TEST_NEIGHBOUR 7\n")
+          .ok());
+  const std::vector<NamedTransfer> transfers = {epilogue_transfer("d_x32_ld", "acc_load"),
+                                                epilogue_transfer("d_x32_st", "acc_store")};
+  CompileOptions options;
+  options.front_end = FrontEndCompiler::kNvcc;
+  auto kernel = compile_kernel({Language::kCuda, text, "epilogue", path}, transfers, options);
+  EXPECT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(listing(user.path()), (std::vector<std::string>{"kernel.cu", "neighbour.h"}))
+      << "the compile wrote into the source's directory";
+}
+
+// A header whose name climbs out of the include directory with ".." is written inside it, and
+// the source's #include of it is rewritten to match.
+TEST_F(NvccFrontEnd, AHeaderNamedWithDotDotStaysInTheScratchDirectory) {
+  TempDir user;
+  ASSERT_TRUE(user.ok());
+  std::string name;
+  for (int i = 0; i < 64; ++i) name += "../";  // past the root, wherever the scratch lies
+  name += user.path().relative_path().string() + "/escaped.cuh";
+  const std::string source = "#include \"" + name +
+                             "\"\n"
+                             "extern \"C\" __global__ void k(int* out) { *out = ESCAPED; }\n";
+  CompileOptions options;
+  options.target = Target::kSm100a;
+  auto compiled = compile_cuda_with_nvcc(source, "k.cu", {{name, "#define ESCAPED 3\n"}}, {},
+                                         options, FrontEndOutput::kPtx);
+  EXPECT_TRUE(compiled.ok()) << compiled.error().full_text();
+  EXPECT_TRUE(listing(user.path()).empty()) << "the header was written outside the scratch";
 }
 
 TEST(FrontEndCompiler, NamesParseAndPrint) {
