@@ -585,16 +585,26 @@ void fill_report(CompileReport& report, const KernelEntryMeta& meta) {
   if (auto backend = parse_backend(meta.backend); backend.ok()) report.backend = *backend;
 }
 
-Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
-                                                Target target, CompileReport* report) {
-  auto parsed = KernelEntryMeta::parse(payload->meta);
+// The payload's typed metadata, `report` filled from it when given.
+Result<std::shared_ptr<const KernelEntryMeta>> read_meta(const Payload& payload,
+                                                         CompileReport* report) {
+  auto parsed = KernelEntryMeta::parse(payload.meta);
   if (!parsed.ok()) return std::move(parsed).error();
   auto meta = std::make_shared<const KernelEntryMeta>(std::move(parsed).value());
   if (report != nullptr) fill_report(*report, *meta);
-  auto impl = std::make_shared<Kernel::Impl>(meta->entry, target, std::move(payload));
-  if (meta->emulated) impl->set_emulation(meta->instructions);
-  impl->set_meta(std::move(meta));
-  return impl;
+  return meta;
+}
+
+// The specialized kernel's Impl over a payload: emulated where the metadata says so.
+Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
+                                                Target target, CompileReport* report) {
+  auto meta = read_meta(*payload, report);
+  if (!meta.ok()) return std::move(meta).error();
+  Kernel::Impl::Binding binding = Kernel::Impl::Native{};
+  if ((*meta)->emulated) binding = Kernel::Impl::Emulated{(*meta)->instructions};
+  std::string entry = (*meta)->entry;
+  return std::make_shared<Kernel::Impl>(std::move(entry), target, std::move(payload),
+                                        std::move(binding), std::move(*meta));
 }
 
 Status check_request(const KernelSource& source, std::span<const NamedTransfer> transfers) {
@@ -738,9 +748,9 @@ class EagerPipeline final : public EagerCompiler {
     if (!built.ok()) return std::move(built).error();
     return std::move(built->payload);
   }
-  Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
-                                                  Target target, CompileReport* report) override {
-    return tmem::make_impl(std::move(payload), target, report);
+  Result<std::shared_ptr<const KernelEntryMeta>> read_meta(const Payload& payload,
+                                                           CompileReport* report) override {
+    return tmem::read_meta(payload, report);
   }
   void fill_report(CompileReport& report, const KernelEntryMeta& meta) override {
     tmem::fill_report(report, meta);

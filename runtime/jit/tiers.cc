@@ -191,18 +191,24 @@ Key128 TieredCompiler::generic_key(const Request& request,
 Result<std::shared_ptr<Kernel::Impl>> TieredCompiler::generic_impl(
     std::shared_ptr<const Payload> payload, const Request& request,
     const kernels::PreparedTransfers& prepared, std::span<const kernels::GenericTransfer> generic,
-    CompileReport* report) {
-  auto impl = eager_.make_impl(std::move(payload), request.context.options.target, report);
-  if (!impl.ok()) return std::move(impl).error();
-  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> descriptors;
+    std::shared_ptr<TierSwitch> tiers, CompileReport* report) {
+  auto meta = eager_.read_meta(*payload, report);
+  if (!meta.ok()) return std::move(meta).error();
+  Kernel::Impl::Generic binding;
   for (const kernels::GenericTransfer& t : generic)
-    descriptors.emplace_back(kernels::generic_descriptor_symbol(t.signature.name), t.descriptor);
-  (*impl)->set_generic(std::move(descriptors));
-  std::vector<std::string> instructions;
-  for (const kernels::TransferCode& code : prepared.codes)
-    for (std::string& instruction : kernels::emulated_instructions(code))
-      instructions.push_back(std::move(instruction));
-  if ((*impl)->emulated()) (*impl)->set_emulation(std::move(instructions));
+    binding.descriptors.emplace_back(kernels::generic_descriptor_symbol(t.signature.name),
+                                     t.descriptor);
+  if ((*meta)->emulated) {
+    binding.emulation.emplace();
+    for (const kernels::TransferCode& code : prepared.codes)
+      for (std::string& instruction : kernels::emulated_instructions(code))
+        binding.emulation->instructions.push_back(std::move(instruction));
+  }
+  binding.tiers = std::move(tiers);
+  std::string entry = (*meta)->entry;
+  auto impl =
+      std::make_shared<Kernel::Impl>(std::move(entry), request.context.options.target,
+                                     std::move(payload), std::move(binding), std::move(*meta));
   if (report != nullptr) {
     report->tier = "generic";
     report->transfers.clear();
@@ -211,7 +217,7 @@ Result<std::shared_ptr<Kernel::Impl>> TieredCompiler::generic_impl(
                                    code.plan.regs_per_thread, code.plan.instructions_per_warp(),
                                    code.plan.alloc_columns});
   }
-  return std::move(*impl);
+  return impl;
 }
 
 void TieredCompiler::post_generic_build(const Request& request, const Key128& key) {
@@ -326,7 +332,9 @@ TieredCompiler::Tiered TieredCompiler::compile_tiered(const Request& request, Sp
         &lookup);
     if (!payload.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(payload).error());
   }
-  auto impl = generic_impl(*payload, request, *prepared, generic, report);
+  // Lazy: the switch to the specialized kernel, part of the handle from the start.
+  auto tiers = lazy ? std::make_shared<TierSwitch>() : nullptr;
+  auto impl = generic_impl(*payload, request, *prepared, generic, tiers, report);
   if (!impl.ok()) return impl;
   if (report != nullptr) {
     report->key = key.hex();
@@ -336,8 +344,6 @@ TieredCompiler::Tiered TieredCompiler::compile_tiered(const Request& request, Sp
     if (!built_now) report->front_end_cache = source_of(lookup);
   }
   if (lazy) {
-    auto tiers = std::make_shared<TierSwitch>();
-    (*impl)->set_tier_switch(tiers);
     insert_pending(request.key, *impl);
     post_specialized(request, std::move(tiers));
   }

@@ -100,9 +100,9 @@ class EagerCompiler {
   // The generic tier's payload for `generic` (one per transfer): a build, no cache.
   virtual Result<Payload> build_generic(const Request& request,
                                         std::span<const kernels::GenericTransfer> generic) = 0;
-  // A Kernel::Impl over a cached payload, with `report` filled from its metadata when given.
-  virtual Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
-                                                          Target target, CompileReport* report) = 0;
+  // A cached payload's typed metadata, with `report` filled from it when given.
+  virtual Result<std::shared_ptr<const KernelEntryMeta>> read_meta(const Payload& payload,
+                                                                   CompileReport* report) = 0;
   // `report`'s kernel fields from a payload's metadata (a memory hit's).
   virtual void fill_report(CompileReport& report, const KernelEntryMeta& meta) = 0;
 };
@@ -138,7 +138,7 @@ class TieredCompiler {
   Result<std::shared_ptr<Kernel::Impl>> generic_impl(
       std::shared_ptr<const Payload> payload, const Request& request,
       const kernels::PreparedTransfers& prepared, std::span<const kernels::GenericTransfer> generic,
-      CompileReport* report);
+      std::shared_ptr<TierSwitch> tiers, CompileReport* report);
   // Builds a generic tier in the background, for the next layout of its signature (lazy without
   // one).
   void post_generic_build(const Request& request, const Key128& key);
