@@ -4,6 +4,8 @@
 //   module cache (memory, disk, remote) → on a miss: prepare the transfers, check the user's
 //   options, generate (kernels/specialized_source.h), NVRTC with precompiled headers (CUDA) or
 //   splice (PTX), the PTX compile, typed metadata → Kernel.
+// This is the eager pipeline; the tiers (lazy, generic) are one layer over it, the TieredCompiler
+// of tiers.h, which every call goes through.
 // A CUDA source is one ordinary NVRTC compile of the source with the transfers inline, so the code
 // outside the transfers is what NVRTC makes of the source itself; the parse of its headers is
 // reused across layouts through NVRTC's precompiled headers.
@@ -13,8 +15,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "kernels/device_function.h"
@@ -32,6 +32,7 @@
 #include "runtime/jit/entry_meta.h"
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
+#include "runtime/jit/kernel_request.h"
 #include "runtime/jit/kernel_table.h"
 #include "runtime/jit/tiers.h"
 #include "runtime/ptx/text.h"
@@ -71,16 +72,6 @@ std::string path_of(const KernelSource& source) { return quote_excerpt(source.pa
 std::string entry_of(const KernelSource& source) { return quote_excerpt(source.entry); }
 
 // ---- the include closure ------------------------------------------------------------------------
-
-struct Includes {
-  Key128 digest;
-  int files = 0;
-  std::shared_ptr<const IncludeClosure> closure;  // null for PTX
-  // Why this source's kernel must not be cached: an include the scan cannot follow (a computed
-  // include no macro names, one nested over 200 deep) would be outside the key, so an edit to it
-  // would serve the old kernel. Empty when the closure is whole.
-  std::string uncacheable;
-};
 
 // Whether a header of the closure was written, replaced or removed since the scan: the kernel
 // compiled meanwhile may come from text the key does not describe (issue 39 N03).
@@ -594,16 +585,26 @@ void fill_report(CompileReport& report, const KernelEntryMeta& meta) {
   if (auto backend = parse_backend(meta.backend); backend.ok()) report.backend = *backend;
 }
 
-Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
-                                                Target target, CompileReport* report) {
-  auto parsed = KernelEntryMeta::parse(payload->meta);
+// The payload's typed metadata, `report` filled from it when given.
+Result<std::shared_ptr<const KernelEntryMeta>> read_meta(const Payload& payload,
+                                                         CompileReport* report) {
+  auto parsed = KernelEntryMeta::parse(payload.meta);
   if (!parsed.ok()) return std::move(parsed).error();
   auto meta = std::make_shared<const KernelEntryMeta>(std::move(parsed).value());
   if (report != nullptr) fill_report(*report, *meta);
-  auto impl = std::make_shared<Kernel::Impl>(meta->entry, target, std::move(payload));
-  if (meta->emulated) impl->set_emulation(meta->instructions);
-  impl->set_meta(std::move(meta));
-  return impl;
+  return meta;
+}
+
+// The specialized kernel's Impl over a payload: emulated where the metadata says so.
+Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> payload,
+                                                Target target, CompileReport* report) {
+  auto meta = read_meta(*payload, report);
+  if (!meta.ok()) return std::move(meta).error();
+  Kernel::Impl::Binding binding = Kernel::Impl::Native{};
+  if ((*meta)->emulated) binding = Kernel::Impl::Emulated{(*meta)->instructions};
+  std::string entry = (*meta)->entry;
+  return std::make_shared<Kernel::Impl>(std::move(entry), target, std::move(payload),
+                                        std::move(binding), std::move(*meta));
 }
 
 Status check_request(const KernelSource& source, std::span<const NamedTransfer> transfers) {
@@ -619,15 +620,6 @@ Status check_request(const KernelSource& source, std::span<const NamedTransfer> 
                  "a compiler reads a source up to its first NUL: the rest would be dropped");
   return kernels::check_transfer_names(transfers);
 }
-
-// What one compile_kernel call works on, once its context is made.
-struct Request {
-  const KernelSource& source;
-  std::span<const NamedTransfer> transfers;
-  const KernelContext& context;
-  const Includes& includes;
-  Key128 key;  // the specialized kernel's
-};
 
 // The specialized kernel: memory table, module cache, or a build.
 Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request,
@@ -736,242 +728,39 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
   return kernel_table().insert(key, generation, std::move(*impl));
 }
 
-// ---- the generic tier ---------------------------------------------------------------------------
+// ---- the layer over it
+// ---------------------------------------------------------------------------
 
-// Lazy kernels whose specialized compile is in flight, by the specialized key, so that asking
-// again for the layout meanwhile shares the handle (and its one background compile).
-class PendingKernels {
+// The eager pipeline as the TieredCompiler (tiers.h) sees it.
+class EagerPipeline final : public EagerCompiler {
  public:
-  std::shared_ptr<Kernel::Impl> find(const Key128& key) {
-    std::lock_guard lock(mutex_);
-    const auto it = kernels_.find(key);
-    return it == kernels_.end() ? nullptr : it->second;
+  Result<std::shared_ptr<Kernel::Impl>> compile(const Request& request,
+                                                CompileReport* report) override {
+    return compile_specialized(request, report);
   }
-  void insert(const Key128& key, std::shared_ptr<Kernel::Impl> impl) {
-    std::lock_guard lock(mutex_);
-    kernels_.emplace(key, std::move(impl));
+  bool ready(const Key128& key) override {
+    return kernel_table().find(key, module_cache().generation()) != nullptr;
   }
-  void erase(const Key128& key) {
-    std::lock_guard lock(mutex_);
-    kernels_.erase(key);
+  Result<Payload> build_generic(const Request& request,
+                                std::span<const kernels::GenericTransfer> generic) override {
+    auto built =
+        build(request.source, request.transfers, request.context, request.includes, generic);
+    if (!built.ok()) return std::move(built).error();
+    return std::move(built->payload);
   }
-  // Whether `key` (a generic tier's) is already being built in the background; marks it if not.
-  bool claim_build(const Key128& key) {
-    std::lock_guard lock(mutex_);
-    return !building_.insert(key).second;
+  Result<std::shared_ptr<const KernelEntryMeta>> read_meta(const Payload& payload,
+                                                           CompileReport* report) override {
+    return tmem::read_meta(payload, report);
   }
-  void release_build(const Key128& key) {
-    std::lock_guard lock(mutex_);
-    building_.erase(key);
+  void fill_report(CompileReport& report, const KernelEntryMeta& meta) override {
+    tmem::fill_report(report, meta);
   }
-
- private:
-  std::mutex mutex_;
-  std::unordered_map<Key128, std::shared_ptr<Kernel::Impl>, Key128Hash> kernels_;
-  std::unordered_set<Key128, Key128Hash> building_;
 };
 
-PendingKernels& pending_kernels() {
-  static PendingKernels pending;
-  return pending;
-}
-
-// The generic tier's key: the specialized key's fields with each transfer's layout replaced by its
-// signature (docs/cache.md).
-Key128 generic_key(const Request& request, std::span<const kernels::GenericTransfer> generic,
-                   int cta_group) {
-  KeyBuilder key;
-  key.str("domain", "tmemjit/kernel-generic");
-  key.integer("context.lo", static_cast<int64_t>(request.context.digest.lo));
-  key.integer("context.hi", static_cast<int64_t>(request.context.digest.hi));
-  key.str("language", to_string(request.source.language));
-  key.str("path", request.source.path);
-  key.str("entry", request.source.entry);
-  key.str("source", request.source.text);
-  key.integer("includes.lo", static_cast<int64_t>(request.includes.digest.lo));
-  key.integer("includes.hi", static_cast<int64_t>(request.includes.digest.hi));
-  key.integer("cta_group", cta_group);
-  key.integer("transfers", static_cast<int64_t>(generic.size()));
-  for (const kernels::GenericTransfer& t : generic) key.str("signature", t.signature.text());
-  return key.finish();
-}
-
-// Owned copies of a request, for a job that outlives the call.
-struct OwnedRequest {
-  KernelSource source;
-  std::vector<NamedTransfer> transfers;
-  KernelContext context;
-  Includes includes;
-  Key128 key;
-  Request view() const { return {source, transfers, context, includes, key}; }
-};
-
-// The generic tier's Kernel for this layout: its own Impl over the shared payload, with the
-// layout's descriptors (and, emulated, its instruction names).
-Result<std::shared_ptr<Kernel::Impl>> generic_impl(
-    std::shared_ptr<const Payload> payload, const Request& request,
-    const kernels::PreparedTransfers& prepared, std::span<const kernels::GenericTransfer> generic,
-    CompileReport* report) {
-  auto impl = make_impl(std::move(payload), request.context.options.target, report);
-  if (!impl.ok()) return std::move(impl).error();
-  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> descriptors;
-  for (const kernels::GenericTransfer& t : generic)
-    descriptors.emplace_back(kernels::generic_descriptor_symbol(t.signature.name), t.descriptor);
-  (*impl)->set_generic(std::move(descriptors));
-  std::vector<std::string> instructions;
-  for (const kernels::TransferCode& code : prepared.codes)
-    for (std::string& instruction : kernels::emulated_instructions(code))
-      instructions.push_back(std::move(instruction));
-  if ((*impl)->emulated()) (*impl)->set_emulation(std::move(instructions));
-  if (report != nullptr) {
-    report->tier = "generic";
-    report->transfers.clear();
-    for (const kernels::TransferCode& code : prepared.codes)
-      report->transfers.push_back({code.options.name, code.plan.op.to_string(),
-                                   code.plan.regs_per_thread, code.plan.instructions_per_warp(),
-                                   code.plan.alloc_columns});
-  }
-  return std::move(*impl);
-}
-
-// Builds a generic tier in the background, for the next layout of its signature (lazy without one).
-void post_generic_build(const Request& request, const Key128& key) {
-  if (pending_kernels().claim_build(key)) return;
-  auto owned = std::make_shared<OwnedRequest>(
-      OwnedRequest{request.source,
-                   std::vector<NamedTransfer>(request.transfers.begin(), request.transfers.end()),
-                   request.context, request.includes, request.key});
-  BackgroundCompiler::instance().post(
-      [owned, key] {
-        auto prepared = kernels::prepare_transfers(owned->transfers, kernels::CoordDetail::kForm);
-        if (prepared.ok()) {
-          std::vector<kernels::GenericTransfer> generic;
-          for (const kernels::TransferCode& code : prepared->codes)
-            if (auto form =
-                    kernels::generic_form(code, owned->context.options.target, owned->source.text);
-                form.transfer)
-              generic.push_back(std::move(*form.transfer));
-          if (generic.size() == prepared->codes.size())
-            (void)module_cache().get_or_compile(key, [&]() -> Result<Payload> {
-              auto built =
-                  build(owned->source, owned->transfers, owned->context, owned->includes, generic);
-              if (!built.ok()) return std::move(built).error();
-              return std::move(built->payload);
-            });
-        }
-        pending_kernels().release_build(key);
-      },
-      [key] { pending_kernels().release_build(key); });
-}
-
-// Compiles the specialized kernel in the background and switches `tiers` to it.
-void post_specialized(const Request& request, std::shared_ptr<TierSwitch> tiers) {
-  auto owned = std::make_shared<OwnedRequest>(
-      OwnedRequest{request.source,
-                   std::vector<NamedTransfer>(request.transfers.begin(), request.transfers.end()),
-                   request.context, request.includes, request.key});
-  BackgroundCompiler::instance().post(
-      [owned, tiers] {
-        tiers->finish(compile_specialized(owned->view(), nullptr));
-        pending_kernels().erase(owned->key);
-      },
-      [owned, tiers] {
-        tiers->finish(
-            Error(ErrorCode::kUsage, "the process exited before the specialized kernel compiled"));
-        pending_kernels().erase(owned->key);
-      });
-}
-
-// Lazy and generic (docs/specialization.md §Tiers). nullopt: this request is eager after all
-// (report->tier_reason says why).
-std::optional<Result<std::shared_ptr<Kernel::Impl>>> compile_tiered(const Request& request,
-                                                                    Specialization mode,
-                                                                    CompileReport* report) {
-  const bool lazy = mode == Specialization::kLazy;
-  auto eager_because =
-      [&](std::string why) -> std::optional<Result<std::shared_ptr<Kernel::Impl>>> {
-    if (report != nullptr) report->tier_reason = std::move(why);
-    return std::nullopt;
-  };
-  ModuleCache& cache = module_cache();
-  if (lazy && cache.enabled()) {
-    // The specialized kernel is ready, or this layout's lazy kernel is waiting for it.
-    if (kernel_table().find(request.key, cache.generation()) != nullptr) return std::nullopt;
-    if (std::shared_ptr<Kernel::Impl> pending = pending_kernels().find(request.key)) {
-      cache.count_hit();
-      if (report != nullptr) {
-        if (const KernelEntryMeta* meta = pending->meta()) fill_report(*report, *meta);
-        report->key = request.key.hex();
-        report->cache = CacheSource::kMemory;
-        report->front_end_cache = CacheSource::kMemory;
-        report->tier = std::string(Kernel(pending).tier());
-      }
-      return pending;
-    }
-  }
-  if (request.source.language != Language::kCuda)
-    return eager_because("the generic tier compiles CUDA C++ sources; a PTX source is specialized");
-  if (!request.includes.uncacheable.empty())
-    return eager_because("no tier can be cached: " + request.includes.uncacheable);
-  if (lazy && !cache.enabled())
-    return eager_because("the cache is off, so no generic tier can be cached for lazy to use");
-  // Only NAME_coord's closed form: the descriptors need no table (a new layout in microseconds).
-  auto prepared = kernels::prepare_transfers(request.transfers, kernels::CoordDetail::kForm);
-  if (!prepared.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(prepared).error());
-  std::vector<kernels::GenericTransfer> generic;
-  for (const kernels::TransferCode& code : prepared->codes) {
-    auto form = kernels::generic_form(code, request.context.options.target, request.source.text);
-    if (!form.transfer)
-      return eager_because("transfer '" + code.options.name + "': " + form.why_not);
-    generic.push_back(std::move(*form.transfer));
-  }
-  const Key128 key = generic_key(request, generic, prepared->cta_group);
-  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
-  double compile_ms = 0;
-  bool built_now = false;
-  Result<ModuleCache::Ptr> payload = ModuleCache::Ptr();
-  if (lazy) {
-    // Lazy never waits for a generic tier: not for this process's build of it in flight, nor for
-    // another process's lock on it; asking the tiers is all it does.
-    payload = cache.find_now(key, &lookup);
-    if (*payload == nullptr) {
-      post_generic_build(request, key);
-      return eager_because(
-          "no cache holds the generic tier of this source and signature yet: this call compiled "
-          "the specialized kernel, and the generic tier builds in the background for the next "
-          "layout (warmup builds it ahead of time)");
-    }
-  } else {
-    payload = cache.get_or_compile(
-        key,
-        [&]() -> Result<Payload> {
-          const auto start = Clock::now();
-          auto built =
-              build(request.source, request.transfers, request.context, request.includes, generic);
-          compile_ms = ms_since(start);
-          if (!built.ok()) return std::move(built).error();
-          built_now = true;
-          return std::move(built->payload);
-        },
-        &lookup);
-    if (!payload.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(payload).error());
-  }
-  auto impl = generic_impl(*payload, request, *prepared, generic, report);
-  if (!impl.ok()) return impl;
-  if (report != nullptr) {
-    report->key = key.hex();
-    report->cache = source_of(lookup);
-    report->cache_enabled = lookup != ModuleCache::Lookup::kUncached;
-    report->compile_ms = compile_ms;
-    if (!built_now) report->front_end_cache = source_of(lookup);
-  }
-  if (lazy) {
-    auto tiers = std::make_shared<TierSwitch>();
-    (*impl)->set_tier_switch(tiers);
-    pending_kernels().insert(request.key, *impl);
-    post_specialized(request, std::move(tiers));
-  }
-  return impl;
+// Never destroyed: background jobs refer to it until the exit point joins them (tiers.h).
+TieredCompiler& tiered_compiler() {
+  static TieredCompiler* tiers = new TieredCompiler(*new EagerPipeline);
+  return *tiers;
 }
 
 }  // namespace
@@ -996,31 +785,9 @@ Result<Kernel> compile_kernel(const KernelSource& given, Span<const NamedTransfe
   if (!includes.ok()) return std::move(includes).error();
   const Request request{source, transfers, *context, *includes,
                         kernel_key(source, transfers, *context, includes->digest)};
-  if (options.specialization != Specialization::kEager) {
-    if (auto tiered = compile_tiered(request, options.specialization, report)) {
-      if (!tiered->ok()) return std::move(*tiered).error();
-      return Kernel(std::move(*tiered).value());
-    }
-  }
-  std::string tier_reason = report != nullptr ? report->tier_reason : std::string();
-  auto impl = compile_specialized(request, report);
-  if (report != nullptr) report->tier_reason = std::move(tier_reason);
+  auto impl = tiered_compiler().compile(request, options.specialization, report);
   if (!impl.ok()) return std::move(impl).error();
   return Kernel(std::move(*impl));
-}
-
-Status warmup_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
-                     const CompileOptions& options) {
-  CompileOptions generic = options;
-  generic.specialization = Specialization::kGeneric;
-  CompileReport report;
-  auto kernel = compile_kernel(source, transfers, generic, &report);
-  if (!kernel.ok()) return std::move(kernel).error();
-  if (report.tier != "generic")
-    return Error(ErrorCode::kUsage,
-                 "warmup_kernel: no generic tier for this kernel: " + report.tier_reason,
-                 "lazy compiles such layouts eagerly; warm them up with compile_kernel instead");
-  return std::monostate{};
 }
 
 }  // namespace tmem

@@ -153,10 +153,10 @@ Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> p
   Result<KernelEntryMeta> parsed = KernelEntryMeta::parse(payload->meta, "transfer");
   if (!parsed.ok()) return std::move(parsed).error();
   auto meta = std::make_shared<const KernelEntryMeta>(std::move(parsed).value());
-  auto impl = std::make_shared<Kernel::Impl>(meta->entry, target, std::move(payload));
-  if (target == Target::kSm90) impl->set_ptx_fallback();
-  impl->set_meta(std::move(meta));
-  return impl;
+  std::string entry = meta->entry;
+  return std::make_shared<Kernel::Impl>(std::move(entry), target, std::move(payload),
+                                        Kernel::Impl::Native{}, std::move(meta),
+                                        /*ptx_fallback=*/target == Target::kSm90);
 }
 
 void fill_report(TransferCompileReport& report, const Kernel::Impl& impl) {

@@ -125,7 +125,8 @@ Result<std::vector<size_t>> Kernel::Impl::parameter_sizes() {
 }
 
 Status Kernel::Impl::describe(bool* wrote) {
-  if (descriptors_.empty()) return std::monostate{};
+  const Generic* generic = std::get_if<Generic>(&binding_);
+  if (generic == nullptr || generic->descriptors.empty()) return std::monostate{};
   Result<void*> loaded = kernel();
   if (!loaded.ok()) return std::move(loaded).error();
   Result<int> device = driver::current_device();
@@ -134,7 +135,7 @@ Status Kernel::Impl::describe(bool* wrote) {
   if (std::find(described_devices_.begin(), described_devices_.end(), *device) !=
       described_devices_.end())
     return std::monostate{};
-  for (const auto& [symbol, words] : descriptors_) {
+  for (const auto& [symbol, words] : generic->descriptors) {
     auto global = library_->global(symbol);
     // A transfer the kernel never calls has its descriptor dropped by the compiler.
     if (!global.ok()) continue;
@@ -153,7 +154,9 @@ Status Kernel::Impl::describe(bool* wrote) {
 
 std::vector<ModuleGlobal> Kernel::Impl::descriptor_globals() const {
   std::vector<ModuleGlobal> globals;
-  for (const auto& [symbol, words] : descriptors_) {
+  const Generic* generic = std::get_if<Generic>(&binding_);
+  if (generic == nullptr) return globals;
+  for (const auto& [symbol, words] : generic->descriptors) {
     const char* bytes = reinterpret_cast<const char*>(words.data());
     globals.push_back({symbol, std::vector<char>(bytes, bytes + words.size() * sizeof(words[0]))});
   }
@@ -191,7 +194,7 @@ Result<std::array<std::uint64_t, 3>> Kernel::Impl::emulation_state(Dim3 grid) {
   emu_bound_ = ctas;
   // tmem, status, flags (kernels/device_function_cuda.cc EmuState; flags bit 0: strict mode).
   return std::array<std::uint64_t, 3>{emu_tmem_->address(), emu_status_->address(),
-                                      strict_ ? std::uint64_t{1} : std::uint64_t{0}};
+                                      strict() ? std::uint64_t{1} : std::uint64_t{0}};
 }
 
 Status Kernel::Impl::bind_emulation(Dim3 grid) {
@@ -206,10 +209,10 @@ Status Kernel::Impl::bind_emulation(Dim3 grid) {
   if (!global.ok()) return std::move(global).error();
   // A module built before the flags field (a cache entry of an older release) has two words.
   const size_t bytes = global->second >= sizeof *state ? sizeof *state : 2 * sizeof(std::uint64_t);
-  if (global->second < bytes || (strict_ && bytes < sizeof *state))
+  if (global->second < bytes || (strict() && bytes < sizeof *state))
     return Error(ErrorCode::kInternal, "emulation: tmemjit::emu_state has " +
                                            std::to_string(global->second) + " bytes" +
-                                           (strict_ ? "; strict mode needs 24" : ""));
+                                           (strict() ? "; strict mode needs 24" : ""));
   if (Status set = driver::copy_to_device(global->first, state->data(), bytes); !set.ok())
     return set;
   emu_state_written_ = (*state)[0];
@@ -218,7 +221,8 @@ Status Kernel::Impl::bind_emulation(Dim3 grid) {
 
 Result<std::vector<std::string>> Kernel::Impl::emulation_check() {
   std::vector<std::string> warnings;
-  if (!emulated_) return warnings;
+  const Emulated* emulated = emulation();
+  if (emulated == nullptr) return warnings;
   if (Status done = driver::synchronize(); !done.ok()) return std::move(done).error();
   std::lock_guard lock(emulation_mutex_);
   if (!emu_status_ || emu_bound_ == 0) return warnings;
@@ -232,7 +236,7 @@ Result<std::vector<std::string>> Kernel::Impl::emulation_check() {
     const std::span<const std::uint32_t> slots(status.data() + cta * kernels::kEmuUserStatusWords,
                                                kernels::kEmuUserStatusWords);
     Status decoded = kernels::decode_user_emulation_status(slots, static_cast<unsigned>(cta),
-                                                           instructions_, warnings);
+                                                           emulated->instructions, warnings);
     if (!decoded.ok() && !violation) violation = std::move(decoded).error();
   }
   if (violation) return std::move(*violation);

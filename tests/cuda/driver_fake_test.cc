@@ -258,10 +258,11 @@ TEST_F(FakeDriver, ALaunchWithMoreThan48KbOfDynamicSharedMemoryRaisesTheLimit) {
 // same bytes without a driver call, for a module the user loads; launch() on another device
 // writes them there too. A descriptor the module lacks (a transfer never called) is skipped.
 TEST_F(FakeDriver, PrepareWritesWhatLaunchWritesAndBindingSaysWhatThatIs) {
-  auto impl =
-      std::make_shared<Kernel::Impl>("k", Target::kSm100f, fake_cubin("k,@tmemjit_desc_prep:8"));
-  impl->set_generic(
-      {{"tmemjit_desc_prep", {0x11223344u, 0xAABBCCDDu}}, {"tmemjit_desc_dropped", {7u}}});
+  Kernel::Impl::Generic generic;
+  generic.descriptors = {{"tmemjit_desc_prep", {0x11223344u, 0xAABBCCDDu}},
+                         {"tmemjit_desc_dropped", {7u}}};
+  auto impl = std::make_shared<Kernel::Impl>("k", Target::kSm100f,
+                                             fake_cubin("k,@tmemjit_desc_prep:8"), generic);
   const Kernel kernel(impl);
   const std::vector<char> bytes = {'\x44', '\x33', '\x22', '\x11', '\xDD', '\xCC', '\xBB', '\xAA'};
   Result<KernelBinding> binding = kernel.binding();
@@ -319,8 +320,8 @@ TEST_F(FakeDriver, PrepareWritesWhatLaunchWritesAndBindingSaysWhatThatIs) {
 TEST_F(FakeDriver, AnEmulatedKernelIsPreparedForAGrid) {
   const std::string state_symbol = kernels::kEmuStateSymbol;
   auto impl =
-      std::make_shared<Kernel::Impl>("e", Target::kSm90, fake_cubin("e,@" + state_symbol + ":24"));
-  impl->set_emulation({}, /*strict=*/true);
+      std::make_shared<Kernel::Impl>("e", Target::kSm90, fake_cubin("e,@" + state_symbol + ":24"),
+                                     Kernel::Impl::Emulated{{}, /*strict=*/true});
   const Kernel kernel(impl);
   make_current(0);  // the fake H200
   for (const Error& error : {kernel.prepare().error(), kernel.binding().error()}) {

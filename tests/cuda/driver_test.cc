@@ -109,8 +109,8 @@ TEST(DriverWithoutDriver, KernelHandleWorksCompileOnly) {
   EXPECT_TRUE(binding->globals.empty());
   // An emulated kernel's binding(grid) allocates its emulated TMEM: that needs the driver too.
   auto emulated = std::make_shared<Kernel::Impl>("e", Target::kSm90,
-                                                 std::make_shared<Payload>(Payload{{'x'}, "", ""}));
-  emulated->set_emulation({});
+                                                 std::make_shared<Payload>(Payload{{'x'}, "", ""}),
+                                                 Kernel::Impl::Emulated{});
   expect_no_driver(Kernel(emulated).binding(Dim3{1, 1, 1}).error());
   expect_no_driver(Kernel(emulated).prepare(Dim3{1, 1, 1}).error());
 }
