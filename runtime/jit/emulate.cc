@@ -163,9 +163,10 @@ Result<EmulatedKernel> emulate_ptx(std::string_view ptx, const EmulateOptions& o
   auto payload = std::make_shared<Payload>();
   payload->blob = std::move(compiled->cubin);
   payload->text = module->ptx;
-  auto impl = std::make_shared<Kernel::Impl>(entry, Target::kSm90, std::move(payload));
-  if (module->changed) impl->set_emulation(module->instructions, options.strict);
-  impl->set_ptx_fallback();
+  Kernel::Impl::Binding binding = Kernel::Impl::Native{};
+  if (module->changed) binding = Kernel::Impl::Emulated{module->instructions, options.strict};
+  auto impl = std::make_shared<Kernel::Impl>(entry, Target::kSm90, std::move(payload),
+                                             std::move(binding), nullptr, /*ptx_fallback=*/true);
   out.kernel = Kernel(std::move(impl));
   out.ptx = std::move(module->ptx);
   return out;

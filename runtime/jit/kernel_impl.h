@@ -92,13 +92,6 @@ class Kernel::Impl {
     return *this;
   }
 
-  // The emulate() path (runtime/jit/emulate.cc) still binds after construction, before the
-  // handle is shared: these two go once it passes its binding and ptx_fallback to the constructor.
-  void set_ptx_fallback() noexcept { ptx_fallback_ = true; }
-  void set_emulation(std::vector<std::string> instructions, bool strict = false) {
-    binding_ = Emulated{std::move(instructions), strict};
-  }
-
   // The emulation's records, or null for a kernel that is not emulated.
   const Emulated* emulation() const noexcept {
     if (const Emulated* emulated = std::get_if<Emulated>(&binding_)) return emulated;
@@ -135,9 +128,9 @@ class Kernel::Impl {
   std::optional<std::vector<size_t>> parameter_sizes_;  // guarded by load_mutex_
 
   std::shared_ptr<const KernelEntryMeta> meta_;
-  Binding binding_;
+  const Binding binding_;
   std::vector<int> described_devices_;  // guarded by load_mutex_
-  bool ptx_fallback_ = false;
+  const bool ptx_fallback_ = false;
   std::mutex emulation_mutex_;  // guards the buffers below
   std::optional<driver::DeviceBuffer> emu_tmem_, emu_status_;
   size_t emu_capacity_ = 0;              // CTAs the buffers hold
