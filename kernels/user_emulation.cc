@@ -756,7 +756,7 @@ int returned_words(const Opcode& op) { return op.regs_per_thread() + (op.reduces
 class Lowering {
  public:
   Lowering(std::string_view ptx, std::string_view source, std::uint32_t first_id, bool standalone)
-      : source_(ptx), name_(source), next_id_(first_id), standalone_(standalone) {}
+      : source_(ptx), name_(source), standalone_(standalone), next_id_(first_id) {}
 
   Result<UserLowering> run() {
     size_t unterminated = std::string::npos;

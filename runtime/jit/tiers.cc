@@ -199,7 +199,7 @@ Result<std::shared_ptr<Kernel::Impl>> TieredCompiler::generic_impl(
     binding.descriptors.emplace_back(kernels::generic_descriptor_symbol(t.signature.name),
                                      t.descriptor);
   if ((*meta)->emulated) {
-    binding.emulation.emplace();
+    binding.emulation = Kernel::Impl::Emulated{};
     for (const kernels::TransferCode& code : prepared.codes)
       for (std::string& instruction : kernels::emulated_instructions(code))
         binding.emulation->instructions.push_back(std::move(instruction));
