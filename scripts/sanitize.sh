@@ -56,13 +56,17 @@ run_asan() {
   # Nvrtc.RepresentativeOpcodesCompileAsCudaCxx passes, then LeakSanitizer's own tracer crashes at
   # its exit (SIGSEGV at 0xda8 while it scans the main thread's TLS) whenever ctest runs it here
   # (2026-12-07, every run; the same command passes outside ctest). The plain build runs it, and
-  # its NVRTC route runs here in the other Nvrtc.* tests.
+  # its NVRTC route runs here in the other Nvrtc.* tests. The same tracer crash (SIGSEGV at 0xac0)
+  # ends the `tmemjit emulate ... -o lowered.ptx` child of
+  # Emulate.TheCliReportsWhatItLoweredAndWritesTheCubin under ctest here (2026-12-07, every run;
+  # the test passes run directly, and in the plain build): the other Emulate.* tests run the same
+  # lowering and CLI here.
   (cd "$dir" &&
     TMEMJIT_DIFF_CASES=${TMEMJIT_DIFF_CASES:-1000} \
     ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     LSAN_OPTIONS=suppressions="$SUPP/lsan.supp":print_suppressions=0 \
-    ctest --output-on-failure -j "$TMEMJIT_JOBS" -L 'unit|compile|sim' -E '^(InstallAndFindPackage|DocsCodeBlocks|UserEmulationCompile\..*|HeadersCompileAlone\..*|Nvrtc\.RepresentativeOpcodesCompileAsCudaCxx)$')
+    ctest --output-on-failure -j "$TMEMJIT_JOBS" -L 'unit|compile|sim' -E '^(InstallAndFindPackage|DocsCodeBlocks|UserEmulationCompile\..*|HeadersCompileAlone\..*|Nvrtc\.RepresentativeOpcodesCompileAsCudaCxx|Emulate\.TheCliReportsWhatItLoweredAndWritesTheCubin)$')
 }
 
 run_tsan() {
