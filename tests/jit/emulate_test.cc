@@ -280,24 +280,50 @@ std::uint16_t bf16(float value) {  // exact for the small integers used here
   return static_cast<std::uint16_t>(bits >> 16);
 }
 
+// mma_probe's operands: A (128 x 16) and B (kN x 16) of small integers, (i * mul % mod) - mod / 2
+// (bf16 products and f32 sums of them are exact), on the host and the device, and D's check.
+struct MmaOperands {
+  static constexpr int kN = 64;
+  std::vector<float> a = std::vector<float>(128 * 16), b = std::vector<float>(kN * 16);
+  driver::DeviceBuffer da, db, dd;
+  MmaOperands(int a_mul, int a_mod, int b_mul, int b_mod) {
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = static_cast<float>(int(i) * a_mul % a_mod - a_mod / 2);
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<float>(int(i) * b_mul % b_mod - b_mod / 2);
+  }
+  void upload() {
+    std::vector<std::uint16_t> a16(a.size()), b16(b.size());
+    for (size_t i = 0; i < a.size(); ++i) a16[i] = bf16(a[i]);
+    for (size_t i = 0; i < b.size(); ++i) b16[i] = bf16(b[i]);
+    da = driver::DeviceBuffer::alloc(a16.size() * 2).value();
+    db = driver::DeviceBuffer::alloc(b16.size() * 2).value();
+    dd = driver::DeviceBuffer::alloc(128 * kN * 4).value();
+    ASSERT_TRUE(da.upload(a16.data(), a16.size() * 2).ok());
+    ASSERT_TRUE(db.upload(b16.data(), b16.size() * 2).ok());
+  }
+  // D read back from dd equals repeats · A · Bᵀ, element by element.
+  void expect_d(int repeats) const {
+    std::vector<float> d(128 * kN);
+    ASSERT_TRUE(dd.download(d.data(), d.size() * 4).ok());
+    for (int m = 0; m < 128; ++m)
+      for (int n = 0; n < kN; ++n) {
+        float sum = 0;
+        for (int k = 0; k < 16; ++k) sum += a[size_t(m * 16 + k)] * b[size_t(n * 16 + k)];
+        ASSERT_EQ(d[size_t(m * kN + n)], static_cast<float>(repeats) * sum)
+            << "D(" << m << ", " << n << ") after " << repeats << " MMA(s)";
+      }
+  }
+};
+
 TEST_F(EmulateEmu, OwnMmaKernelEqualsTheHostGemmBitForBit) {
-  constexpr int kN = 64;
   auto emulated = emulate_cuda(mma_source());
   ASSERT_TRUE(emulated.ok()) << emulated.error().full_text();
-  std::vector<float> a(128 * 16), b(kN * 16);
-  std::vector<std::uint16_t> a16(a.size()), b16(b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    a16[i] = bf16(a[i] = static_cast<float>(int(i * 7 % 9) - 4));
-  for (size_t i = 0; i < b.size(); ++i)
-    b16[i] = bf16(b[i] = static_cast<float>(int(i * 5 % 7) - 3));
-  auto da = driver::DeviceBuffer::alloc(a16.size() * 2).value();
-  auto db = driver::DeviceBuffer::alloc(b16.size() * 2).value();
-  auto dd = driver::DeviceBuffer::alloc(128 * kN * 4).value();
-  ASSERT_TRUE(da.upload(a16.data(), a16.size() * 2).ok());
-  ASSERT_TRUE(db.upload(b16.data(), b16.size() * 2).ok());
+  MmaOperands x(7, 9, 5, 7);
+  ASSERT_NO_FATAL_FAILURE(x.upload());
   for (int repeats : {1, 3}) {
-    ASSERT_TRUE(dd.fill(0).ok());
-    void* args[] = {da.arg(), db.arg(), dd.arg(), &repeats};
+    ASSERT_TRUE(x.dd.fill(0).ok());
+    void* args[] = {x.da.arg(), x.db.arg(), x.dd.arg(), &repeats};
     LaunchConfig config;
     config.block = {128, 1, 1};
     Status launched = emulated->kernel.launch(config, args);
@@ -306,15 +332,7 @@ TEST_F(EmulateEmu, OwnMmaKernelEqualsTheHostGemmBitForBit) {
     auto check = emulated->kernel.emulation_check();
     ASSERT_TRUE(check.ok()) << check.error().full_text();
     EXPECT_TRUE(check->empty()) << (*check)[0];
-    std::vector<float> d(128 * kN);
-    ASSERT_TRUE(dd.download(d.data(), d.size() * 4).ok());
-    for (int m = 0; m < 128; ++m)
-      for (int n = 0; n < kN; ++n) {
-        float sum = 0;
-        for (int k = 0; k < 16; ++k) sum += a[size_t(m * 16 + k)] * b[size_t(n * 16 + k)];
-        ASSERT_EQ(d[size_t(m * kN + n)], repeats * sum)
-            << "D(" << m << ", " << n << ") after " << repeats << " MMA(s)";
-      }
+    ASSERT_NO_FATAL_FAILURE(x.expect_d(repeats));
   }
 }
 
@@ -322,7 +340,6 @@ TEST_F(EmulateEmu, OwnMmaKernelEqualsTheHostGemmBitForBit) {
 // the driver alone, three times (each launch's CTAs clear the status the last one left), once as
 // a cluster of 2 CTAs (the entry's cluster barrier; both compute the same D).
 TEST_F(EmulateEmu, AStandaloneCubinRunsUnderAHostThatBindsNothing) {
-  constexpr int kN = 64;
   EmulateOptions options;
   options.standalone_ctas = 2;
   auto emulated = emulate_cuda(mma_source(), options);
@@ -331,35 +348,18 @@ TEST_F(EmulateEmu, AStandaloneCubinRunsUnderAHostThatBindsNothing) {
   ASSERT_TRUE(library.ok()) << library.error().full_text();
   auto kernel = library->kernel("mma_probe");
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
-  std::vector<float> a(128 * 16), b(kN * 16);
-  std::vector<std::uint16_t> a16(a.size()), b16(b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    a16[i] = bf16(a[i] = static_cast<float>(int(i * 3 % 7) - 3));
-  for (size_t i = 0; i < b.size(); ++i)
-    b16[i] = bf16(b[i] = static_cast<float>(int(i * 5 % 9) - 4));
-  auto da = driver::DeviceBuffer::alloc(a16.size() * 2).value();
-  auto db = driver::DeviceBuffer::alloc(b16.size() * 2).value();
-  auto dd = driver::DeviceBuffer::alloc(128 * kN * 4).value();
-  ASSERT_TRUE(da.upload(a16.data(), a16.size() * 2).ok());
-  ASSERT_TRUE(db.upload(b16.data(), b16.size() * 2).ok());
+  MmaOperands x(3, 7, 5, 9);
+  ASSERT_NO_FATAL_FAILURE(x.upload());
   for (int repeats : {2, 1, 3}) {
-    ASSERT_TRUE(dd.fill(0).ok());
-    void* args[] = {da.arg(), db.arg(), dd.arg(), &repeats};
+    ASSERT_TRUE(x.dd.fill(0).ok());
+    void* args[] = {x.da.arg(), x.db.arg(), x.dd.arg(), &repeats};
     Status launched = repeats == 1 ? driver::launch_cluster(*kernel, Target::kSm90, {2, 1, 1},
                                                             {128, 1, 1}, 2, 0, nullptr, args)
                                    : driver::launch(*kernel, Target::kSm90, {1, 1, 1}, {128, 1, 1},
                                                     0, nullptr, args);
     ASSERT_TRUE(launched.ok()) << launched.error().full_text();
     ASSERT_TRUE(driver::synchronize().ok());
-    std::vector<float> d(128 * kN);
-    ASSERT_TRUE(dd.download(d.data(), d.size() * 4).ok());
-    for (int m = 0; m < 128; ++m)
-      for (int n = 0; n < kN; ++n) {
-        float sum = 0;
-        for (int k = 0; k < 16; ++k) sum += a[size_t(m * 16 + k)] * b[size_t(n * 16 + k)];
-        ASSERT_EQ(d[size_t(m * kN + n)], repeats * sum)
-            << "D(" << m << ", " << n << ") after " << repeats << " MMA(s)";
-      }
+    ASSERT_NO_FATAL_FAILURE(x.expect_d(repeats));
   }
 }
 
