@@ -172,8 +172,9 @@ struct CompileReport {
   // Where the parse of the source's headers came from: kCompiled (parsed by this call), kMemory
   // (NVRTC's precompiled headers of an earlier layout, in this process); for a hit, the tier.
   CacheSource front_end_cache = CacheSource::kCompiled;
-  // What NVRTC did with the headers: "created", "reused", "none" (no header before the include
-  // of tmemjit/transfers.cuh), or why precompiled headers were off (docs/specialization.md).
+  // What NVRTC did with the headers: "deferred: ..." (a prefix's first compile, its precompiled
+  // header made in the background), "reused", "created" (made by this compile), "none" (no header
+  // before the include of tmemjit/transfers.cuh), or why they were off (docs/specialization.md).
   std::string headers;
   double front_end_ms = 0;    // NVRTC time of this call (0 on a hit and for PTX sources)
   double ptx_compile_ms = 0;  // its whole-program PTX compile (0 on a hit)

@@ -47,8 +47,10 @@ Result<Kernel> compile_kernel(const KernelSource& source, Span<const NamedTransf
 Status warmup_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                      const CompileOptions& options = {});
 
-// The library's background compiles: the specialized kernels of lazy calls and the generic tiers a
-// lazy miss asks for, run one at a time on one thread (docs/specialization.md §Tiers).
+// The library's background compiles: the specialized kernels of lazy calls, the generic tiers a
+// lazy miss asks for and the precompiled headers a prefix's first compile leaves to the
+// background, run one at a time on one thread (docs/specialization.md §Tiers, "How a layout
+// compiles").
 struct BackgroundCompiles {
   int queued = 0;   // waiting to run
   int running = 0;  // 0 or 1

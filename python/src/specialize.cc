@@ -210,6 +210,25 @@ void bind_specialize(nb::module_& m) {
         "iterations"_a);
   m.def("_parse_spec_file", &parse_spec_file, "text"_a,
         "tmemjit.spec_file's C++ half; call that instead.");
+  m.def(
+      "background_compiles",
+      [] {
+        const tmem::BackgroundCompiles now = tmem::background_compiles();
+        nb::dict out;
+        out["queued"] = now.queued;
+        out["running"] = now.running;
+        return out;
+      },
+      "The library's background compiles now, {'queued': n, 'running': 0 or 1}: lazy kernels'\n"
+      "specialized builds, generic tiers, precompiled headers (docs/specialization.md).");
+  m.def(
+      "wait_background_compiles",
+      [] {
+        nb::gil_scoped_release release;  // a background job may call a warning handler
+        tmem::wait_background_compiles();
+      },
+      "Blocks until no background compile is queued or running (the precompiled header a first\n"
+      "compile left to the background, lazy kernels' builds).");
   m.attr("_have_specialize") = true;
 }
 #else

@@ -28,7 +28,7 @@ def test_blocks_without_a_gpu(capsys):
     output = capsys.readouterr().out
     assert "PASS" in output and "best: tcgen05.ld.sync.aligned.32x32b.x128.b32" in output
     # "Your own kernel": the second form for the tile reuses the parse of the first one's headers.
-    assert "32x32b.x128.b32 miss front end: miss created 128 local bytes: 0" in output
+    assert "32x32b.x128.b32 miss front end: miss deferred 128 local bytes: 0" in output
     assert "32x32b.x32.b32 miss front end: memory reused 128 local bytes: 0" in output
     # "Options as a value": the same options as a CompileOptions and as keywords, one kernel.
     assert "CompileOptions(opt_level=2, nvrtc_options=('-std=c++20',))" in output

@@ -210,9 +210,10 @@ def test_compile_kernel_report_says_where_the_kernel_came_from():
                    ptx_options=["-maxrregcount=128"])
     created = tmemjit.compile_kernel(with_header, "report_probe_h", {"acc_store": widest},
                                      **options).report
+    tmemjit.wait_background_compiles()  # the header's parse, made for later layouts
     reused = tmemjit.compile_kernel(with_header, "report_probe_h", {"acc_store": narrow},
                                     **options).report
-    assert created.headers == "created" and created.include_files > 0
+    assert created.headers.startswith("deferred") and created.include_files > 0
     assert reused.headers == "reused" and reused.front_end == "memory"
     with pytest.raises(tmemjit.Error) as refused:
         tmemjit.compile_kernel(with_header, "report_probe_h", {"acc_store": narrow},
@@ -246,7 +247,8 @@ def test_precompile_names_the_headers_of_a_header_only_library(tmp_path):
     created = tmemjit.compile_kernel(source, entry, widest, nvrtc_options=include,
                                      precompile=headers).report
     assert created.cache == "miss" and created.key != off.key
-    assert created.headers == "created" and created.warnings == []
+    assert created.headers.startswith("deferred") and created.warnings == []
+    tmemjit.wait_background_compiles()
     reused = tmemjit.compile_kernel(source, entry, narrow, nvrtc_options=include,
                                     precompile=tuple(headers)).report
     assert reused.headers == "reused" and reused.front_end == "memory"

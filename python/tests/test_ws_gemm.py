@@ -53,13 +53,15 @@ def test_ws_gemm_compiles_with_cutes_include_and_default_device(target):
     report = kernel.report
     assert kernel.cubin[:4] == b"\x7fELF" and kernel.name == "ws_gemm_bf16"
     assert report.cache == "miss" and report.warnings == []
-    assert report.headers == "created", "CuTe, before the transfers, is precompiled"
+    assert report.headers.startswith("deferred"), "CuTe, before the transfers, is precompiled"
     assert report.include_files > 100
     assert report.code.local_bytes == 0
     assert report.code.ldtm in (-1, 2), report.code.disassembler
     assert report.transfers[0]["regs_per_thread"] == 64
 
-    # 32x32b.x64 over the whole tile: 128 registers, and CuTe is not parsed again.
+    # 32x32b.x64 over the whole tile: 128 registers, and CuTe is not parsed again once its
+    # precompiled header, made in the background, is there.
+    tmemjit.wait_background_compiles()
     wider = tmemjit.compile_kernel(source, "ws_gemm_bf16", {"acc_load": _acc_load("x64")},
                                    **options).report
     assert wider.cache == "miss"

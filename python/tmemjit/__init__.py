@@ -50,6 +50,10 @@ from ._tmemjit import (
 from ._emulate import Emulation, emulate
 from ._specialize import (SpecFile, Transfer, compile_kernel, device_function, spec_file,
                           warmup_kernel)
+from ._tmemjit import _have_specialize
+
+if _have_specialize:
+    from ._specialize import background_compiles, wait_background_compiles
 
 __all__ = [
     "Candidate",
@@ -92,3 +96,5 @@ __all__ = [
     "set_warning_handler",
     "warmup",
 ]
+if _have_specialize:
+    __all__ += ["background_compiles", "wait_background_compiles"]

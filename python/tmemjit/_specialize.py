@@ -86,7 +86,9 @@ def _unavailable(name: str) -> _tmemjit.Error:
 if _tmemjit._have_specialize:
     device_function = _tmemjit.device_function
     DeviceFunction = _tmemjit.DeviceFunction
-    __all__.append("DeviceFunction")
+    background_compiles = _tmemjit.background_compiles
+    wait_background_compiles = _tmemjit.wait_background_compiles
+    __all__ += ["DeviceFunction", "background_compiles", "wait_background_compiles"]
 else:
 
     def device_function(spec: TransferSpec, *, name: str = "tmem_transfer", language: str = "cuda",

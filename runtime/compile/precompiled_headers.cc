@@ -65,6 +65,7 @@ struct PchLease::Slot {
   uint64_t last_use = 0;
   uint64_t bytes = 0;
   std::string directory;
+  bool background = false;  // a lease_if_made caller claimed the making of its PCH
 };
 
 struct PchCache::SlotTable {
@@ -325,6 +326,8 @@ PchLease::PchLease(PchLease&& other) noexcept
     : directory_(std::move(other.directory_)),
       reason_(std::move(other.reason_)),
       repaired_(std::move(other.repaired_)),
+      deferred_(other.deferred_),
+      claimed_(std::exchange(other.claimed_, false)),
       slot_(std::move(other.slot_)),
       creating_(std::move(other.creating_)),
       reusing_(std::move(other.reusing_)),
@@ -512,27 +515,53 @@ void PchCache::initialize() {
   if ((*api)->get_pch_heap_size(&current) == NVRTC_SUCCESS) heap_bytes_.store(current);
 }
 
+std::string PchCache::unavailable_now() {
+  if (!initialized_) initialize();
+  if (unavailable_.empty()) {
+    struct stat info {};
+    if (::lstat(root_.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_dev != root_device_ || info.st_ino != root_inode_)
+      unavailable_ =
+          "the folder of precompiled headers " + quote_excerpt(root_) + " was removed or replaced";
+  }
+  if (!unavailable_.empty()) return unavailable_;
+  return room_problem(parent_, heap_bytes_.load(), heap_from_env_);
+}
+
+PchLease PchCache::lease_if_made(const Key128& key) {
+  {
+    std::lock_guard lock(mutex_);
+    PchLease deferred;
+    if (std::string problem = unavailable_now(); !problem.empty()) {
+      deferred.reason_ = std::move(problem);
+      return deferred;
+    }
+    auto& entry = slots_->slots[key];
+    if (!entry) entry = std::make_shared<PchLease::Slot>();
+    if (!entry->settled.load(std::memory_order_acquire)) {
+      deferred.deferred_ = true;
+      deferred.claimed_ = !std::exchange(entry->background, true);
+      deferred.reason_ = "not made yet";
+      return deferred;
+    }
+  }
+  return lease(key);  // a damaged one is made again by this compile, as lease() does
+}
+
+void PchCache::background_done(const Key128& key) {
+  std::lock_guard lock(mutex_);
+  if (!slots_) return;  // restart_for_tests forgot the key
+  if (auto it = slots_->slots.find(key); it != slots_->slots.end()) it->second->background = false;
+}
+
 PchLease PchCache::lease(const Key128& key) {
   PchLease lease;
   std::shared_ptr<PchLease::Slot> slot;
   std::string directory;  // the slot's, copied under the lock that guards it
   {
     std::lock_guard lock(mutex_);
-    if (!initialized_) initialize();
-    if (unavailable_.empty()) {
-      struct stat info {};
-      if (::lstat(root_.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
-          info.st_dev != root_device_ || info.st_ino != root_inode_)
-        unavailable_ = "the folder of precompiled headers " + quote_excerpt(root_) +
-                       " was removed or replaced";
-    }
-    if (!unavailable_.empty()) {
-      lease.reason_ = unavailable_;
-      return lease;
-    }
-    if (std::string room = room_problem(parent_, heap_bytes_.load(), heap_from_env_);
-        !room.empty()) {
-      lease.reason_ = room;
+    if (std::string problem = unavailable_now(); !problem.empty()) {
+      lease.reason_ = std::move(problem);
       return lease;
     }
     auto& entry = slots_->slots[key];

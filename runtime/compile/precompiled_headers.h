@@ -46,6 +46,13 @@ class PchLease {
   // Not empty when the PCH kept for the key failed its check and was removed before this compile
   // (which makes it again): what was wrong, for the report's warnings.
   const std::string& repaired() const noexcept { return repaired_; }
+  // From PchCache::lease_if_made only: no PCH is kept for the key yet, so this compile runs
+  // without one. claimed(): the caller must have it made (a background job that takes lease()
+  // and then calls PchCache::background_done); false when another caller already has.
+  bool deferred() const noexcept { return deferred_; }
+  // Whether this lease makes the PCH (its key had none, or a damaged one): it runs alone.
+  bool creating() const noexcept { return creating_.owns_lock(); }
+  bool claimed() const noexcept { return claimed_; }
   // Records the outcome: kCreated or kReused lets later leases of the key run concurrently (a
   // created PCH's size and checksum are recorded, and checked before every reuse);
   // kHeapExhausted grows the heap to `heap_required` once this lease is released.
@@ -60,6 +67,7 @@ class PchLease {
   friend class PchCache;
   struct Slot;
   std::string directory_, reason_, repaired_;
+  bool deferred_ = false, claimed_ = false;
   std::shared_ptr<Slot> slot_;
   std::unique_lock<std::shared_mutex> creating_;  // held while this compile may create the PCH
   std::shared_lock<std::shared_mutex> reusing_;   // held while this compile reads a checked PCH
@@ -94,6 +102,13 @@ class PchLease {
 class PchCache {
  public:
   PchLease lease(const Key128& key);
+  // A lease for a compile that must not pay for making the PCH (the first layout of a prefix is
+  // never slower than NVRTC alone: TMEMJIT_PCH_CREATE=background): lease(key) when a checked PCH
+  // is kept for the key, else a deferred lease without a directory (see PchLease::deferred).
+  PchLease lease_if_made(const Key128& key);
+  // The background job that a claimed lease asked for has ended (made the PCH, failed, or was
+  // dropped at exit): the next lease_if_made of the key may claim again if none is kept.
+  void background_done(const Key128& key);
   static PchCache& instance();
   // The budget of PCH bytes kept; 0 restores the default (tests set a small one).
   void set_budget_bytes(uint64_t bytes);
@@ -108,6 +123,8 @@ class PchCache {
   PchCache() = default;
   friend class PchLease;
   void initialize();  // under mutex_
+  // Under mutex_: why no compile may use PCH now (empty when one may), initializing first.
+  std::string unavailable_now();
   std::string take(PchLease& lease, PchLease::Slot& slot, const std::string& directory);
   void turn_off(std::string reason);
   std::string heap_setting();  // the heap's size and where it came from, for messages

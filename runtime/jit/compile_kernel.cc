@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@
 #include "runtime/jit/tiers.h"
 #include "runtime/ptx/text.h"
 #include "runtime/support/exit_point.h"
+#include "runtime/support/settings.h"
 #include "runtime/support/warning.h"
 #include "tmem/code_stats.h"
 #include "tmem/jit.h"
@@ -232,6 +234,102 @@ std::string parsed_again_warning(const kernels::CudaUnit& unit, const KernelSour
          " (docs/specialization.md, \"Header-only libraries\")";
 }
 
+// ---- precompiled headers ------------------------------------------------------------------------
+
+// CompileReport::headers of a compile that ran without precompiled headers because none were
+// kept for its prefix yet, with a background job making them (TMEMJIT_PCH_CREATE=background).
+constexpr std::string_view kDeferredHeaders =
+    "deferred: made in the background for the next layout";
+
+// One NVRTC front-end call with everything but its options: what the compile runs, and what a
+// background job runs again to make the precompiled header (copies: the job outlives the compile).
+struct FrontEndCall {
+  std::string text, path;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::string> expressions;
+  CompileOptions options;
+  FrontEndOutput output;
+  Result<CudaFrontEnd> run(const std::vector<std::string>& nvrtc_options,
+                           std::string_view keep_stem = {}) const {
+    return compile_cuda_front_end(text, path, headers, nvrtc_options, expressions, options, output,
+                                  keep_stem);
+  }
+};
+
+// Whether the compile that claimed a background PCH passed without one: a job whose compile with
+// the PCH fails turns precompiled headers off only when the plain compile passed (the failure is
+// then theirs, not the user's code). Told once; told false if the compile returns early.
+class PlainVerdict {
+ public:
+  PlainVerdict() : future_(promise_.get_future().share()) {}
+  PlainVerdict(const PlainVerdict&) = delete;
+  PlainVerdict& operator=(const PlainVerdict&) = delete;
+  ~PlainVerdict() { tell(false); }
+  void tell(bool passed) {
+    if (!told_) promise_.set_value(passed);
+    told_ = true;
+  }
+  std::shared_future<bool> future() const { return future_; }
+
+ private:
+  std::promise<bool> promise_;
+  std::shared_future<bool> future_;
+  bool told_ = false;
+};
+
+// One directory per header prefix: NVRTC reuses a PCH without checking in-memory headers or files
+// edited since, so the key covers the prefix, the options and the include closure.
+Key128 pch_key(const KernelSource& source, const kernels::CudaUnit& unit,
+               const KernelContext& context, const Includes& includes) {
+  KeyBuilder key;
+  key.str("domain", "tmemjit/pch");
+  key.integer("context.lo", static_cast<int64_t>(context.digest.lo));
+  key.integer("context.hi", static_cast<int64_t>(context.digest.hi));
+  key.integer("includes.lo", static_cast<int64_t>(includes.digest.lo));
+  key.integer("includes.hi", static_cast<int64_t>(includes.digest.hi));
+  // And the headers' signatures: a PCH parsed while a header was edited and put back (same
+  // content, new change time) is never reused for the restored text (issue 39 N03).
+  if (includes.closure != nullptr) {
+    key.integer("stamps.lo", static_cast<int64_t>(includes.closure->stamps.lo));
+    key.integer("stamps.hi", static_cast<int64_t>(includes.closure->stamps.hi));
+  }
+  key.str("path", source.path);
+  key.str("prefix", unit.prefix);
+  return key.finish();
+}
+
+bool lease_used(const std::optional<PchLease>& lease) {
+  return lease && !lease->directory().empty();
+}
+
+// Makes the PCH of `key` on the background compiler (docs/specialization.md "How a layout
+// compiles"): the claiming compile's front end once more, with the PCH options, its output
+// dropped. A failure with the PCH where NVRTC alone passed turns precompiled headers off for the
+// process (PchLease::fall_back) and warns once, since no report is left to carry it.
+void make_pch_in_background(const Key128& key, FrontEndCall call, std::vector<std::string> nvrtc,
+                            std::shared_future<bool> plain_passed) {
+  call.options.keep_dir.clear();  // the claiming compile kept its own files; this is no layout
+  auto job = [key, call = std::move(call), nvrtc = std::move(nvrtc), plain_passed] {
+    PchLease lease = PchCache::instance().lease(key);
+    if (lease.creating()) {
+      std::vector<std::string> options = nvrtc;
+      const std::vector<std::string> pch = lease.options();
+      options.insert(options.end(), pch.begin(), pch.end());
+      auto made = call.run(options);
+      if (made.ok()) {
+        lease.finish(made->pch, made->pch_heap_required);
+      } else if (plain_passed.get()) {
+        warn("compile_kernel: making the precompiled header of " + call.path +
+             " in the background failed, so later compiles of this process go without them: " +
+             lease.fall_back(made.error()).substr(5));
+      }
+    }
+    PchCache::instance().background_done(key);
+  };
+  BackgroundCompiler::instance().post(std::move(job),
+                                      [key] { PchCache::instance().background_done(key); });
+}
+
 Result<FrontEnd> compile_cuda_source(const KernelSource& source,
                                      const kernels::PreparedTransfers& prepared,
                                      const std::string& transfers_header,
@@ -255,50 +353,45 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
   if (out.headers.empty() && !includes.uncacheable.empty())
     out.headers = "off: the include scan cannot follow every header (see the warning)";
   std::optional<PchLease> lease;
+  const std::string expression = is_identifier(source.entry) ? "" : source.entry;
+  std::vector<std::string> expressions;
+  if (!expression.empty()) expressions.push_back(expression);
+  const FrontEndCall call{unit.text,
+                          source.path,
+                          headers,
+                          expressions,
+                          context.nvrtc_compiles ? context.ptx : context.options,
+                          context.nvrtc_compiles ? FrontEndOutput::kCubin : FrontEndOutput::kPtx};
+  PlainVerdict verdict;  // told to a background job that makes the PCH: whether NVRTC alone passed
   if (out.headers.empty()) {
-    // One directory per header prefix: NVRTC reuses a PCH without checking in-memory headers or
-    // files edited since, so the key covers the prefix, the options and the include closure.
-    KeyBuilder key;
-    key.str("domain", "tmemjit/pch");
-    key.integer("context.lo", static_cast<int64_t>(context.digest.lo));
-    key.integer("context.hi", static_cast<int64_t>(context.digest.hi));
-    key.integer("includes.lo", static_cast<int64_t>(includes.digest.lo));
-    key.integer("includes.hi", static_cast<int64_t>(includes.digest.hi));
-    // And the headers' signatures: a PCH parsed while a header was edited and put back (same
-    // content, new change time) is never reused for the restored text (issue 39 N03).
-    if (includes.closure != nullptr) {
-      key.integer("stamps.lo", static_cast<int64_t>(includes.closure->stamps.lo));
-      key.integer("stamps.hi", static_cast<int64_t>(includes.closure->stamps.hi));
-    }
-    key.str("path", source.path);
-    key.str("prefix", unit.prefix);
-    lease.emplace(PchCache::instance().lease(key.finish()));
-    if (lease->directory().empty()) {
+    const Key128 key = pch_key(source, unit, context, includes);
+    const bool defer = Settings::from_environment().pch_creation.value == PchCreation::kBackground;
+    lease.emplace(defer ? PchCache::instance().lease_if_made(key)
+                        : PchCache::instance().lease(key));
+    if (lease->deferred()) {
+      out.headers = std::string(kDeferredHeaders);
+      if (lease->claimed()) make_pch_in_background(key, call, context.nvrtc, verdict.future());
+    } else if (lease->directory().empty()) {
       out.headers = "off: " + lease->reason();
     } else {
       const std::vector<std::string> pch = lease->options();
       options.insert(options.end(), pch.begin(), pch.end());
-      if (!unit.inline_stop_reason.empty())
-        out.warning += std::string(out.warning.empty() ? "" : "; ") +
-                       "only the headers before the first line of code of " + source.path +
-                       " are precompiled: " + unit.inline_stop_reason +
-                       ", so the code before it is parsed again for every layout "
-                       "(docs/specialization.md, \"How a layout compiles\")";
       if (!lease->repaired().empty())
         out.warning += (out.warning.empty() ? "" : "; ") + lease->repaired();
     }
+    if (!unit.inline_stop_reason.empty() && (lease->deferred() || lease_used(lease)))
+      out.warning += std::string(out.warning.empty() ? "" : "; ") +
+                     "only the headers before the first line of code of " + source.path +
+                     " are precompiled: " + unit.inline_stop_reason +
+                     ", so the code before it is parsed again for every layout "
+                     "(docs/specialization.md, \"How a layout compiles\")";
   }
-  const std::string expression = is_identifier(source.entry) ? "" : source.entry;
-  std::vector<std::string> expressions;
-  if (!expression.empty()) expressions.push_back(expression);
   auto front_end = [&](const std::vector<std::string>& nvrtc_options) {
-    return compile_cuda_front_end(
-        unit.text, source.path, headers, nvrtc_options, expressions,
-        context.nvrtc_compiles ? context.ptx : context.options,
-        context.nvrtc_compiles ? FrontEndOutput::kCubin : FrontEndOutput::kPtx, keep_stem);
+    return call.run(nvrtc_options, keep_stem);
   };
   auto compiled = front_end(options);
-  if (!compiled.ok() && lease && !lease->directory().empty()) {
+  verdict.tell(compiled.ok());
+  if (!compiled.ok() && lease_used(lease)) {
     // A precompiled header that cannot be made or read is never the user's error: once more
     // without one (docs/reliability.md, "Precompiled headers degrade, never fail").
     auto plain = front_end(context.nvrtc);
@@ -309,7 +402,7 @@ Result<FrontEnd> compile_cuda_source(const KernelSource& source,
   if (!compiled.ok()) {
     return explain_front_end_error(source, prepared.options(), std::move(compiled).error());
   }
-  if (lease && !lease->directory().empty()) {
+  if (lease_used(lease)) {
     lease->finish(compiled->pch, compiled->pch_heap_required);
     out.headers = std::string(to_string(compiled->pch));
     out.headers_reused = compiled->pch == PchUse::kReused;

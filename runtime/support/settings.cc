@@ -84,6 +84,21 @@ Parsed<bool> read_switch(const char* name, const char* feature) {
   return parsed;
 }
 
+// TMEMJIT_PCH_CREATE: "background" or "inline".
+Parsed<PchCreation> read_pch_creation() {
+  const std::string text = read_text("TMEMJIT_PCH_CREATE");
+  Parsed<PchCreation> parsed{PchCreation::kBackground};
+  if (text == "background" || text == "inline") {
+    parsed.value = text == "inline" ? PchCreation::kInline : PchCreation::kBackground;
+    parsed.from_environment = true;
+  } else if (!text.empty()) {
+    parsed.problem = "TMEMJIT_PCH_CREATE=" + quote_excerpt(text) +
+                     " is neither background nor inline; precompiled headers are made in the "
+                     "background";
+  }
+  return parsed;
+}
+
 // Seconds as strtod reads them (so "2.5" and "1e2" too), above 0 and below 10^6.
 Parsed<std::chrono::milliseconds> read_seconds(const char* name,
                                                std::chrono::milliseconds fallback) {
@@ -139,6 +154,7 @@ void read_compiling(Settings& s) {
   s.subprocess_timeout = read_seconds("TMEMJIT_SUBPROCESS_TIMEOUT_S", s.subprocess_timeout.value);
   if (std::string tmp = read_text("TMPDIR"); !tmp.empty()) s.temp_dir = std::move(tmp);
   s.pch = read_switch("TMEMJIT_PCH", "precompiled headers stay on");
+  s.pch_creation = read_pch_creation();
   s.pch_budget_bytes =
       read_megabytes("TMEMJIT_PCH_BUDGET_MB", Settings::kMaxPchBudgetMb, s.pch_budget_bytes.value);
   s.pch_heap_bytes =

@@ -21,6 +21,13 @@ struct Parsed {
   std::string problem;            // empty unless a value was set that is not taken
 };
 
+// Who makes a prefix's precompiled header (TMEMJIT_PCH_CREATE, docs/specialization.md "How a
+// layout compiles").
+enum class PchCreation {
+  kBackground,  // "background": a background job, while the first compile runs without it
+  kInline,      // "inline": the first compile of the prefix, which pays for it
+};
+
 // One field per variable; a text field is empty where its variable is unset or empty. Defaults
 // are the library's: those of the cache equal CacheOptions' (tests/cache/module_cache_test.cc).
 struct Settings {
@@ -54,6 +61,11 @@ struct Settings {
   Parsed<std::chrono::milliseconds> subprocess_timeout{std::chrono::seconds(300)};
   std::string temp_dir = "/tmp";  // TMPDIR
   Parsed<bool> pch{true};         // TMEMJIT_PCH: "0" off, "1" on
+  // TMEMJIT_PCH_CREATE: who makes a prefix's precompiled header. The first compile of a prefix
+  // returns as fast as NVRTC without one (issue 41: it cost +33%), so by default a background
+  // job makes it for later layouts; "inline" lets that first compile make it itself (one core,
+  // or a host that wants no thread).
+  Parsed<PchCreation> pch_creation{PchCreation::kBackground};
   // TMEMJIT_PCH_BUDGET_MB: a CuTe prefix makes a 274 MB file, and an autotuner that specializes
   // many sources would keep every one until it exits; past this many bytes, the least recently
   // used are removed.

@@ -77,6 +77,10 @@ struct Warnings {
 
 class PchDegrade : public ::testing::Test {
  protected:
+  // How a failure to make or read a PCH degrades, seen in the report of the compile that makes
+  // it: that compile makes it itself (the background's failure: PchBackground below).
+  ScopedEnv inline_pch_{"TMEMJIT_PCH_CREATE", "inline"};
+
   void SetUp() override {
     ASSERT_TRUE(cache_dir_.ok());
     saved_ = cache_options();
@@ -85,6 +89,7 @@ class PchDegrade : public ::testing::Test {
     PchCache::instance().restart_for_tests();  // a fresh start, under this test's environment
   }
   void TearDown() override {
+    wait_background_compiles();                // no job may hold a lease across the restart
     PchCache::instance().restart_for_tests();  // nothing this test turned off reaches the next
     set_cache_options(saved_);
   }
@@ -229,6 +234,44 @@ TEST_F(PchDegrade, ATmpdirNvrtcCannotUseCompilesWithoutThem) {
       << second.headers;
 }
 
+// The same $TMPDIR with the PCH made in the background (the default): the first compile goes
+// without one and passes; the job that fails to make it turns them off with a warning that says
+// why, and later compiles say they are off.
+class PchBackground : public PchDegrade {
+ protected:
+  ScopedEnv background_{"TMEMJIT_PCH_CREATE", "background"};  // after the base's "inline"
+};
+
+TEST_F(PchBackground, AJobThatCannotMakeThePchTurnsThemOffWithAWarning) {
+  TempDir base;
+  ASSERT_TRUE(base.ok());
+  std::string tmpdir = base.path().string();
+  while (tmpdir.size() < 131) tmpdir += "/long_directory_name";
+  fs::create_directories(tmpdir);
+  ScopedEnv env("TMPDIR", tmpdir.c_str());
+  PchCache::instance().restart_for_tests();
+  Warnings warnings;
+  const KernelSource source = source_with_a_header("long_tmpdir_background");
+  EXPECT_EQ(compile(source).headers, "deferred: made in the background for the next layout");
+  wait_background_compiles();
+  EXPECT_NE(
+      warnings.joined().find("making the precompiled header of long_tmpdir_background.cu in the "
+                             "background "
+                             "failed, so later compiles of this process go without them: "
+                             "NVRTC failed with precompiled headers: "),
+      std::string::npos)
+      << warnings.joined();
+  EXPECT_NE(warnings.joined().find("name of directory for temporary files is too long"),
+            std::string::npos)
+      << warnings.joined();
+  const CompileReport second = compile(source);
+  EXPECT_EQ(second.headers.rfind("off: NVRTC failed with precompiled headers earlier in this "
+                                 "process: ",
+                                 0),
+            0u)
+      << second.headers;
+}
+
 // A compile error of the user's own is reported as it is, once the compile without precompiled
 // headers failed as well (its options hold no --pch), and does not turn them off.
 TEST_F(PchDegrade, TheUsersOwnErrorIsReportedAndLeavesThemOn) {
@@ -345,7 +388,9 @@ Specialized specialize_in_shell(const std::string& setup, bool own_mounts, const
 
 // N02: a $TMPDIR with less room than NVRTC's PCH heap, which NVRTC keeps in a file there, died of
 // SIGBUS (6 MiB tmpfs), or failed every compile when the PCH file itself did not fit (12 MiB,
-// with a heap set small enough to start). Both compile without precompiled headers and say why.
+// with a heap set small enough to start). Both compile without precompiled headers and say why:
+// the report, when the room is missing before the compile; the background job that fails to
+// write the PCH, in a warning (the compile it was made for went without one).
 TEST(PchDegradeProcess, ATmpdirWithoutRoomCompilesWithoutThem) {
   TempDir work;
   ASSERT_TRUE(work.ok());
@@ -358,9 +403,10 @@ TEST(PchDegradeProcess, ATmpdirWithoutRoomCompilesWithoutThem) {
     const char* size;
     const char* heap_mb;  // TMEMJIT_PCH_HEAP_MB; empty for the default
     const char* says;
+    bool warned;  // said by the background job's warning, not the report
   } cases[] = {
-      {"6m", "", "MiB free, less than NVRTC's PCH heap of 512 MiB"},
-      {"12m", "8", "error while writing PCH file: No space left on device"},
+      {"6m", "", "MiB free, less than NVRTC's PCH heap of 512 MiB", false},
+      {"12m", "8", "error while writing PCH file: No space left on device", true},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.size);
@@ -371,14 +417,20 @@ TEST(PchDegradeProcess, ATmpdirWithoutRoomCompilesWithoutThem) {
         /*own_mounts=*/true, work.path());
     ASSERT_EQ(r.exit_code, 0) << r.err << " (135 is SIGBUS)";
     const std::string headers = r.json.value("headers", "");
-    EXPECT_EQ(headers.rfind("off: ", 0), 0u) << headers;
-    EXPECT_NE(headers.find(c.says), std::string::npos) << headers;
+    if (c.warned) {
+      EXPECT_EQ(headers, "deferred: made in the background for the next layout");
+      EXPECT_NE(r.err.find("making the precompiled header of"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    } else {
+      EXPECT_EQ(headers.rfind("off: ", 0), 0u) << headers;
+      EXPECT_NE(headers.find(c.says), std::string::npos) << headers;
+    }
   }
 }
 
 // N08: a heap the machine cannot map (here: over the process's address-space limit) fails the
-// compile with precompiled headers; it is compiled again without, and the report names
-// TMEMJIT_PCH_HEAP_MB.
+// compile with precompiled headers. Made in the background, the job's warning names
+// TMEMJIT_PCH_HEAP_MB; made inline, the compile runs again without and its report names it.
 TEST(PchDegradeProcess, AHeapThatCannotBeMappedIsNamed) {
 #if defined(TMEMJIT_ASAN)
   GTEST_SKIP() << "the command is built with ASan, whose shadow memory (terabytes of address "
@@ -389,7 +441,14 @@ TEST(PchDegradeProcess, AHeapThatCannotBeMappedIsNamed) {
   const Specialized r = specialize_in_shell("ulimit -v 6000000 && export TMEMJIT_PCH_HEAP_MB=16384",
                                             /*own_mounts=*/false, work.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string headers = r.json.value("headers", "");
+  EXPECT_EQ(r.json.value("headers", ""), "deferred: made in the background for the next layout");
+  EXPECT_NE(r.err.find("making the precompiled header of"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TMEMJIT_PCH_HEAP_MB"), std::string::npos) << r.err;
+  const Specialized inline_made = specialize_in_shell(
+      "ulimit -v 6000000 && export TMEMJIT_PCH_HEAP_MB=16384 TMEMJIT_PCH_CREATE=inline",
+      /*own_mounts=*/false, work.path());
+  ASSERT_EQ(inline_made.exit_code, 0) << inline_made.err;
+  const std::string headers = inline_made.json.value("headers", "");
   EXPECT_EQ(headers.rfind("off: ", 0), 0u) << headers;
   EXPECT_NE(headers.find("TMEMJIT_PCH_HEAP_MB"), std::string::npos) << headers;
 }

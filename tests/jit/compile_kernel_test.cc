@@ -19,6 +19,7 @@
 #include "common/files.h"
 #include "common/nvrtc_direct.h"
 #include "common/ptx_fixtures.h"
+#include "common/scoped_env.h"
 #include "common/spec_fixtures.h"
 #include "ptx_user_kernel.h"
 #include "runtime/cache/disk.h"
@@ -38,6 +39,7 @@
 namespace tmem {
 namespace {
 using testing::read_file;
+using testing::ScopedEnv;
 
 using testing::TempDir;
 
@@ -57,6 +59,10 @@ NamedTransfer transfer(TransferSpec spec, std::string name, bool wait = true, bo
 }
 
 // st then ld of one tile through two transfers; elements placed by their NAME_coord.
+// CompileReport::headers of a prefix's first compile: NVRTC alone, the PCH made in the background
+// (TMEMJIT_PCH_CREATE=background, the default).
+constexpr const char* kDeferred = "deferred: made in the background for the next layout";
+
 const char* kRoundtripSource = R"(#include <tmemjit/transfers.cuh>
 
 extern "C" __global__ void __launch_bounds__(128) roundtrip(const float* in, float* out) {
@@ -193,7 +199,8 @@ TEST_F(CompileKernel, ANewLayoutReusesTheParsedHeadersAlsoWithANewRegisterCount)
     ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
     EXPECT_EQ(report.cache, CacheSource::kCompiled);
     EXPECT_EQ(report.front_end_cache, l.front_end) << report.headers;
-    EXPECT_EQ(report.headers, l.front_end == CacheSource::kCompiled ? "created" : "reused");
+    EXPECT_EQ(report.headers, l.front_end == CacheSource::kCompiled ? kDeferred : "reused");
+    wait_background_compiles();  // the precompiled header, for the next layout
     EXPECT_GT(report.front_end_ms, 0);
     EXPECT_GT(report.include_files, 0) << "cuda_bf16.h and what it includes are in the key";
     EXPECT_TRUE(report.log.empty()) << "NVRTC's PCH messages stay out of the log: " << report.log;
@@ -248,8 +255,9 @@ TEST_F(CompileKernel, PrecompiledHeadersNeverServeAnotherLayoutOrAnEditedHeader)
   };
   CompileReport first, second, edited;
   const std::string ptx_first = compile(seed_transfers(), first);
-  EXPECT_EQ(first.headers, "created");
+  EXPECT_EQ(first.headers, kDeferred);
   EXPECT_NE(ptx_first.find("0f40A00000"), std::string::npos) << "5.0f";
+  wait_background_compiles();
   // Another layout of another register count: the header is reused, the layout is its own.
   auto other = seed_transfers();
   other[0] = transfer(layout("d_x32_st"), "acc_st");
@@ -264,7 +272,7 @@ TEST_F(CompileKernel, PrecompiledHeadersNeverServeAnotherLayoutOrAnEditedHeader)
   const std::string ptx_edited = compile(seed_transfers(), edited);
   EXPECT_EQ(edited.cache, CacheSource::kCompiled) << "an edited header is a miss";
   EXPECT_NE(edited.key, first.key);
-  EXPECT_EQ(edited.headers, "created");
+  EXPECT_EQ(edited.headers, kDeferred);
   EXPECT_NE(ptx_edited.find("0f40E00000"), std::string::npos) << "7.0f";
   EXPECT_EQ(ptx_edited.find("0f40A00000"), std::string::npos) << "5.0f is gone";
 }
@@ -292,7 +300,8 @@ TEST_F(CompileKernel, YourCodeBeforeTheTransfersIsPrecompiledWithYourLinesAndDir
   CompileReport first, second;
   auto a = compile_kernel(source, seed_transfers(), {}, &first);
   ASSERT_TRUE(a.ok()) << a.error().full_text();
-  EXPECT_EQ(first.headers, "created");
+  EXPECT_EQ(first.headers, kDeferred);
+  wait_background_compiles();
   EXPECT_NE(std::string(a->ptx()).find("0f40400000"), std::string::npos) << "3.0f from scale.h";
   auto other = seed_transfers();
   other[0] = transfer(layout("d_x32_st"), "acc_st");
@@ -315,7 +324,7 @@ TEST_F(CompileKernel, YourCodeBeforeTheTransfersIsPrecompiledWithYourLinesAndDir
   CompileReport nested_report;
   auto c = compile_kernel(nested, seed_transfers(), {}, &nested_report);
   ASSERT_TRUE(c.ok()) << c.error().full_text();
-  EXPECT_EQ(nested_report.headers, "created");
+  EXPECT_EQ(nested_report.headers, kDeferred);
   ASSERT_EQ(nested_report.warnings.size(), 1u);
   EXPECT_EQ(nested_report.warnings[0],
             "only the headers before the first line of code of " + source.path +
@@ -350,11 +359,13 @@ TEST_F(CompileKernel, PrecompiledHeadersPastTheBudgetAreRemovedAndMadeAgain) {
   other[1] = transfer(layout("d_x32_ld"), "acc_ld", false);
   CompileReport report;
   ASSERT_TRUE(compile_kernel(a, seed_transfers(), {}, &report).ok());
-  EXPECT_EQ(report.headers, "created");
+  EXPECT_EQ(report.headers, kDeferred);
+  wait_background_compiles();
   ASSERT_TRUE(compile_kernel(a, other, {}, &report).ok());
   EXPECT_EQ(report.headers, "reused") << "within the budget while it is the only one";
   ASSERT_TRUE(compile_kernel(b, seed_transfers(), {}, &report).ok());
-  EXPECT_EQ(report.headers, "created");
+  EXPECT_EQ(report.headers, kDeferred);
+  wait_background_compiles();
   // a's PCH was the least recently used: removed when b's was made, so a parses again.
   auto again = compile_kernel(a, other, {}, &report);
   ASSERT_TRUE(again.ok()) << again.error().full_text();
@@ -363,7 +374,7 @@ TEST_F(CompileKernel, PrecompiledHeadersPastTheBudgetAreRemovedAndMadeAgain) {
   a_new_layout.text += "// another layout's text\n";
   auto fresh = compile_kernel(a_new_layout, other, {}, &report);
   ASSERT_TRUE(fresh.ok()) << fresh.error().full_text();
-  EXPECT_EQ(report.headers, "created") << "made again after its removal";
+  EXPECT_EQ(report.headers, kDeferred) << "made again after its removal";
   const Plan plan = check(other[0].spec).value();
   EXPECT_NE(std::string(fresh->ptx()).find(plan.op.to_string()), std::string::npos);
 }
@@ -502,6 +513,9 @@ TEST_F(CompileKernel, SoftmaxsTextIsNvrtcsOfTheInlineSourceByteForByte) {
 // scripts/sanitize.sh runs under ThreadSanitizer): the source's front end runs once for all of
 // them, each layout's kernel once, and every thread gets its layout's one module.
 TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneParseOfItsHeaders) {
+  // The first compile makes the header itself, so the others wait for it and reuse it (by
+  // default they go on without it while it is made: the next test).
+  ScopedEnv inline_pch("TMEMJIT_PCH_CREATE", "inline");
   const KernelSource source = epilogue_with_a_header("threads");
   // Three layouts: the first compile parses the headers, the others reuse that parse.
   const std::vector<std::vector<NamedTransfer>> layouts = {
@@ -560,6 +574,56 @@ TEST_F(CompileKernel, ThreadsSpecializingLayoutsOfOneSourceShareOneParseOfItsHea
         std::equal(built.begin(), built.end(), alone->cubin().begin(), alone->cubin().end()))
         << "layout " << i;
   }
+}
+
+// The first compile of a prefix is as fast as NVRTC alone (issue 41 item 3): it goes without
+// precompiled headers while a background job makes them, and later layouts reuse them. Compiles
+// that come while the job runs never wait for it; they go without them too.
+TEST_F(CompileKernel, AFirstCompileLeavesMakingItsHeadersToTheBackground) {
+  const KernelSource source = epilogue_with_a_header("made in the background");
+  const std::vector<std::vector<NamedTransfer>> layouts = {
+      {transfer(layout("d_x32_ld"), "acc_load", false, true),
+       transfer(layout("d_x32_st"), "acc_store", false, true)},
+      {transfer(layout("f_16x256b_ld"), "acc_load", false, true),
+       transfer(layout("f_16x256b_st"), "acc_store", false, true)},
+      {transfer(layout("f_16x256b_ld"), "acc_load", false, true),
+       transfer(layout("d_x32_st"), "acc_store", false, true)}};
+  std::vector<CompileReport> reports(2);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < reports.size(); ++i)
+    threads.emplace_back([&, i] {
+      auto kernel = compile_kernel(source, layouts[i], {}, &reports[i]);
+      EXPECT_TRUE(kernel.ok()) << kernel.error().full_text();
+    });
+  for (std::thread& thread : threads) thread.join();
+  int deferred = 0;
+  for (const CompileReport& report : reports) {
+    EXPECT_EQ(report.front_end_cache,
+              report.headers == "reused" ? CacheSource::kMemory : CacheSource::kCompiled);
+    if (report.headers == kDeferred)
+      ++deferred;
+    else
+      EXPECT_EQ(report.headers, "reused") << "a thread that came after the job finished";
+    EXPECT_TRUE(report.warnings.empty()) << ::testing::PrintToString(report.warnings);
+  }
+  EXPECT_GE(deferred, 1) << "the first compile never makes them itself";
+  wait_background_compiles();
+  const BackgroundCompiles idle = background_compiles();
+  EXPECT_EQ(idle.queued + idle.running, 0);
+  CompileReport third;
+  auto kernel = compile_kernel(source, layouts[2], {}, &third);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
+  EXPECT_EQ(third.headers, "reused");
+  EXPECT_EQ(third.front_end_cache, CacheSource::kMemory);
+
+  // TMEMJIT_PCH_CREATE=inline: the first compile of a prefix makes them itself, as it pays.
+  ScopedEnv inline_pch("TMEMJIT_PCH_CREATE", "inline");
+  KernelSource other = source;
+  other.text = "// made inline\n" + other.text;
+  CompileReport made;
+  ASSERT_TRUE(compile_kernel(other, layouts[0], {}, &made).ok());
+  EXPECT_EQ(made.headers, "created");
+  EXPECT_EQ(background_compiles().queued + background_compiles().running, 0);
 }
 
 // Every tcgen05 target compiles through compile_kernel and compile_transfer, family targets
@@ -1159,7 +1223,7 @@ TEST_F(CompileKernel, TheStopGoesBeforeTheIncludeThatReachesTheTransfers) {
   options.nvrtc_options = {"-I" + dir.path().string()};
   const struct {
     const char *load, *store, *op, *headers;
-  } layouts[] = {{"d_x32_ld", "d_x32_st", "32x32b.x32", "created"},
+  } layouts[] = {{"d_x32_ld", "d_x32_st", "32x32b.x32", kDeferred},
                  {"f_16x256b_ld", "f_16x256b_st", "16x256b.x8", "reused"}};
   for (const auto& l : layouts) {
     SCOPED_TRACE(l.load);
@@ -1172,6 +1236,7 @@ TEST_F(CompileKernel, TheStopGoesBeforeTheIncludeThatReachesTheTransfers) {
     EXPECT_EQ(report.headers, l.headers);
     EXPECT_TRUE(report.warnings.empty()) << ::testing::PrintToString(report.warnings);
     EXPECT_NE(std::string(kernel->ptx()).find(l.op), std::string::npos) << "not its transfers";
+    wait_background_compiles();
   }
 }
 
@@ -1210,7 +1275,7 @@ TEST_F(CompileKernel, PrecompileNamesTheHeadersOfAHeaderOnlyLibrary) {
   options.precompile = {"cuda_bf16.h"};
   const struct {
     const char *load, *store, *op, *headers;
-  } layouts[] = {{"d_x32_ld", "d_x32_st", "32x32b.x32", "created"},
+  } layouts[] = {{"d_x32_ld", "d_x32_st", "32x32b.x32", kDeferred},
                  {"f_16x256b_ld", "f_16x256b_st", "16x256b.x8", "reused"}};
   for (const auto& l : layouts) {
     SCOPED_TRACE(l.load);
@@ -1220,6 +1285,7 @@ TEST_F(CompileKernel, PrecompileNamesTheHeadersOfAHeaderOnlyLibrary) {
     EXPECT_EQ(report.headers, l.headers);
     EXPECT_TRUE(report.warnings.empty()) << ::testing::PrintToString(report.warnings);
     EXPECT_NE(std::string(kernel->ptx()).find(l.op), std::string::npos) << "not its transfers";
+    wait_background_compiles();
   }
 
   // A name is what #include <...> takes: brackets, quotes or an empty name are kUsage.

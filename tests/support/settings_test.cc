@@ -45,6 +45,7 @@ const char* const kVariables[] = {"TMEMJIT_DISABLE_CACHE",
                                   "TMEMJIT_SUBPROCESS_TIMEOUT_S",
                                   "TMPDIR",
                                   "TMEMJIT_PCH",
+                                  "TMEMJIT_PCH_CREATE",
                                   "TMEMJIT_PCH_BUDGET_MB",
                                   "TMEMJIT_PCH_HEAP_MB",
                                   "TMEMJIT_INCLUDE_WATCH"};
@@ -80,6 +81,7 @@ TEST_F(SettingsTest, UnsetVariablesGiveTheDefaults) {
   EXPECT_EQ(s.subprocess_timeout.value, std::chrono::seconds(300));
   EXPECT_EQ(s.temp_dir, "/tmp");
   EXPECT_TRUE(s.pch.value);
+  EXPECT_EQ(s.pch_creation.value, PchCreation::kBackground);
   EXPECT_EQ(s.pch_budget_bytes.value, uint64_t{2048} << 20);
   EXPECT_EQ(s.pch_heap_bytes.value, uint64_t{512} << 20);
   EXPECT_TRUE(s.include_watch.value);
@@ -99,8 +101,8 @@ TEST_F(SettingsTest, EmptyValuesAreUnset) {
   EXPECT_TRUE(s.include_watch.value);
   for (const std::string* problem :
        {&s.cache_max_bytes.problem, &s.remote_cache_retry_ms.problem, &s.subprocess_timeout.problem,
-        &s.pch.problem, &s.pch_heap_bytes.problem, &s.pch_budget_bytes.problem,
-        &s.include_watch.problem})
+        &s.pch.problem, &s.pch_creation.problem, &s.pch_heap_bytes.problem,
+        &s.pch_budget_bytes.problem, &s.include_watch.problem})
     EXPECT_EQ(*problem, "");
 }
 
@@ -151,6 +153,10 @@ TEST_F(SettingsTest, EachVariableSetsItsField) {
       {"TMPDIR", "/t", [](const Settings& s) { return s.temp_dir == "/t"; }},
       {"TMEMJIT_PCH", "0", [](const Settings& s) { return !s.pch.value; }},
       {"TMEMJIT_PCH", "1", [](const Settings& s) { return s.pch.value; }},
+      {"TMEMJIT_PCH_CREATE", "inline",
+       [](const Settings& s) { return s.pch_creation.value == PchCreation::kInline; }},
+      {"TMEMJIT_PCH_CREATE", "background",
+       [](const Settings& s) { return s.pch_creation.value == PchCreation::kBackground; }},
       {"TMEMJIT_PCH_BUDGET_MB", "1048576",
        [](const Settings& s) { return s.pch_budget_bytes.value == uint64_t{1} << 40; }},
       {"TMEMJIT_PCH_HEAP_MB", "600",
@@ -215,6 +221,11 @@ TEST_F(SettingsTest, ABadValueIsTheDefaultWithAProblem) {
       {"TMEMJIT_PCH", "yes", [](const Settings& s) -> const std::string& { return s.pch.problem; },
        [](const Settings& s) { return s.pch.value; },
        "TMEMJIT_PCH=yes is neither 0 (off) nor 1 (on); precompiled headers stay on"},
+      {"TMEMJIT_PCH_CREATE", "later",
+       [](const Settings& s) -> const std::string& { return s.pch_creation.problem; },
+       [](const Settings& s) { return s.pch_creation.value == PchCreation::kBackground; },
+       "TMEMJIT_PCH_CREATE=later is neither background nor inline; precompiled headers are made "
+       "in the background"},
       {"TMEMJIT_INCLUDE_WATCH", "off",
        [](const Settings& s) -> const std::string& { return s.include_watch.problem; },
        [](const Settings& s) { return s.include_watch.value; },
