@@ -313,11 +313,6 @@ std::vector<Opcode> generic_granules(bool load, bool packed, int regs) {
   return out;
 }
 
-namespace {
-
-// Whether `op` is op.num() / granule.num() copies of `granule`, side by side in TMEM: register r
-// of op is register r % n of granule copy r / n, whose cells sit granule.atom_tmem_cols() columns
-// further per copy (docs/specialization.md §Tiers). Checked on the native images, once per opcode.
 bool is_granule_copies(const Opcode& op, const Opcode& granule) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, std::string>, bool> known;
@@ -350,6 +345,8 @@ bool is_granule_copies(const Opcode& op, const Opcode& granule) {
   known.emplace(key, copies);
   return copies;
 }
+
+namespace {
 
 // Why the plan cannot be a generic transfer before its descriptor is built, or empty: the checks
 // on the instruction, the plan and the coordinate map.
