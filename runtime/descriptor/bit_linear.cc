@@ -24,27 +24,32 @@ std::optional<BitLinearMap> BitLinearMap::make(Vector origin, std::vector<Vector
 
 std::optional<BitLinearMap> BitLinearMap::probe(int bits, const Function& f, Verify verify) {
   if (bits < 0 || bits > kMaxBits) return std::nullopt;
-  std::optional<Vector> origin = f(0);
-  if (!origin) return std::nullopt;
+  Vector origin, at;
+  if (!f(0, origin)) return std::nullopt;
   std::vector<Vector> images;
   for (int b = 0; b < bits; ++b) {
-    std::optional<Vector> at = f(std::uint64_t{1} << b);
-    if (!at || at->size() != origin->size()) return std::nullopt;
-    for (std::size_t i = 0; i < at->size(); ++i) (*at)[i] -= (*origin)[i];
-    images.push_back(std::move(*at));
+    if (!f(std::uint64_t{1} << b, at) || at.size() != origin.size()) return std::nullopt;
+    for (std::size_t i = 0; i < at.size(); ++i) at[i] -= origin[i];
+    images.push_back(at);
   }
-  BitLinearMap map(std::move(*origin), std::move(images));
-  auto holds = [&](std::uint64_t x) {
-    const std::optional<Vector> at = f(x);
-    return at && *at == map.apply(x);
-  };
+  BitLinearMap map(std::move(origin), std::move(images));
   if (verify == Verify::kAll) {
-    for (std::uint64_t x = 0; x < std::uint64_t{1} << bits; ++x)
-      if (std::popcount(x) > 1 && !holds(x)) return std::nullopt;
+    // Every input in Gray-code order, so the map's value changes by one image per step.
+    Vector sum = map.origin_;
+    std::uint64_t x = 0;
+    for (std::uint64_t step = 1; step < std::uint64_t{1} << bits; ++step) {
+      const int b = std::countr_zero(step);
+      x ^= std::uint64_t{1} << b;
+      const Vector& image = map.images_[static_cast<std::size_t>(b)];
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += (x >> b & 1) ? image[i] : -image[i];
+      if (std::popcount(x) > 1 && (!f(x, at) || at != sum)) return std::nullopt;
+    }
   } else {
     for (int k = 0; k < bits; ++k)
-      for (int l = k + 1; l < bits; ++l)
-        if (!holds((std::uint64_t{1} << k) | (std::uint64_t{1} << l))) return std::nullopt;
+      for (int l = k + 1; l < bits; ++l) {
+        const std::uint64_t x = (std::uint64_t{1} << k) | (std::uint64_t{1} << l);
+        if (!f(x, at) || at != map.apply(x)) return std::nullopt;
+      }
   }
   return map;
 }

@@ -21,8 +21,10 @@ class BitLinearMap {
   // What probe() checks beyond 0 and the single bits: every pair of bits (a carry between two
   // bits shows there), or every input.
   enum class Verify { kPairs, kAll };
-  // The function probed: its value at an input, or nullopt where it has none (the probe fails).
-  using Function = std::function<std::optional<Vector>(std::uint64_t)>;
+  // The function probed: writes its value at input x to `value` (resized by the function) and
+  // returns true, or returns false where it has none (the probe fails). The vector is reused
+  // from call to call, so probing every input allocates nothing.
+  using Function = std::function<bool(std::uint64_t x, Vector& value)>;
 
   // The map of `f` over `bits` input bits (at most 62): f(0) and f(1 << b) give the origin and
   // the images, then `verify` checks f against them. nullopt when f has no value at an input it
@@ -36,6 +38,7 @@ class BitLinearMap {
   std::size_t width() const noexcept { return origin_.size(); }
   const Vector& origin() const noexcept { return origin_; }
   const Vector& image(int bit) const { return images_.at(static_cast<std::size_t>(bit)); }
+  const std::vector<Vector>& images() const noexcept { return images_; }
   // f(x); bits of x at or above bits() are ignored.
   Vector apply(std::uint64_t x) const;
 

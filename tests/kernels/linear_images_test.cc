@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,26 @@ TEST(GenericGranules, EveryOpcodeIsCopiesOfItsShapesGranuleAndOfNoOther) {
         }
     }
   EXPECT_EQ(checked, 4 * 4 * (148 + 28));
+}
+
+// Every native image is linear over the bits of (lane, cell, register) on every input
+// (docs/tcgen05-rules.md §Images), so is_granule_copies checks only pairs of bits at run time.
+TEST(NativeImageMap, IsLinearOnEveryInputOfEveryOpcode) {
+  for (const Opcode& op : every_opcode()) {
+    SCOPED_TRACE(op.to_string());
+    auto all = tmem::kernels::native_image_map(op, tmem::BitLinearMap::Verify::kAll);
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->bits(),
+              5 + (op.packed() ? 1 : 0) + std::countr_zero(unsigned(op.regs_per_thread())));
+    EXPECT_EQ(tmem::kernels::native_image_map(op, tmem::BitLinearMap::Verify::kPairs), all);
+    auto split = tmem::kernels::split_image(op).value();
+    for (int b = 0; b < tmem::kernels::kLaneBits; ++b) {
+      const auto& image = all->image(b);
+      EXPECT_EQ(image[0], b == split.access_bit ? 1 : 0);
+      EXPECT_EQ(image[1], split.lane_bits[static_cast<size_t>(b)].row);
+      EXPECT_EQ(image[2], split.lane_bits[static_cast<size_t>(b)].col);
+    }
+  }
 }
 
 }  // namespace
