@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kernels/device_function.h"
+#include "runtime/descriptor/bit_linear.h"
 #include "runtime/descriptor/owner.h"
 
 namespace tmem::kernels {
@@ -121,105 +122,68 @@ std::vector<int> used_slot_list(const CoordMap& map) {
   return slots;
 }
 
-// One element of a register view: where it sits (thread of the scope, m = slot * units + half;
-// thread -1 outside the scope) and its logical index. Single-replica views only.
-struct Probe {
-  int thread = -1;
-  std::int64_t m = -1;
-  std::vector<std::int64_t> index;
-};
-
 // The closed form without the table, when the view is a permutation of bits (docs/specialization.md
 // §Tiers: a layout's descriptor in microseconds). Every power-of-two layout is exactly linear in
-// the bits of the flat index (digits are shifts and masks); if each flat bit moves the element to
-// one more thread bit or one more register bit, distinct for every flat bit, nothing carries, and
-// the single-bit images are the weights. Checked on every single bit and every pair of bits
-// (a carry between two bits would show there); false leaves the map to the full table.
+// the bits of the flat index (digits are shifts and masks). Two BitLinearMaps of the flat index,
+// checked on every single bit and every pair of bits (a carry between two bits would show there):
+// where the element sits, as the position thread + threads * m, and its logical index. When the
+// position is a permutation of bits covering every thread of the scope and every register unit
+// once, the index after the position's inverse gives the weights of the thread, half and slot
+// bits; false leaves the map to the full table.
 bool bit_permutation_form(const View& regs, const Plan& plan, CoordMap& map) {
-  if (regs.replica_offsets().size() != 1 || regs.size() <= 1) return false;
-  const std::int64_t size = regs.size();
-  if ((size & (size - 1)) != 0) return false;
+  const std::int64_t size = regs.size(), threads = map.threads, units = map.halves;
+  if (regs.replica_offsets().size() != 1 || size <= 1) return false;
+  if (!std::has_single_bit(static_cast<std::uint64_t>(size)) ||
+      !std::has_single_bit(static_cast<std::uint64_t>(threads)) ||
+      size != threads * units * map.slots)
+    return false;
+  if (map.used_slots.size() != 1 || map.used_slots[0] != std::pair{0, map.slots}) return false;
   const int bits = std::countr_zero(static_cast<std::uint64_t>(size));
   const std::span<const std::int64_t> shape = regs.base().shape();
   const AxisMask axes = regs.axes();
-  auto probe = [&](std::int64_t flat) {
-    Probe p;
-    std::int64_t rest = regs.base_index(flat);
-    p.index.assign(static_cast<size_t>(map.rank), 0);
+  auto position = [&](std::uint64_t flat, BitLinearMap::Vector& value) {
+    PhysCoord at;
+    regs.apply_flat(static_cast<std::int64_t>(flat), at);
+    at += regs.replica_offsets()[0];
+    const int thread = scope_thread(plan.scope, owner_of(at, axes));
+    value.assign({thread + threads * at[Axis::kM]});
+    return thread >= 0 && at[Axis::kM] >= 0;
+  };
+  auto index = [&](std::uint64_t flat, BitLinearMap::Vector& value) {
+    std::int64_t rest = regs.base_index(static_cast<std::int64_t>(flat));
+    value.assign(static_cast<size_t>(map.rank), 0);
     for (int d = map.rank - 1; d >= 0; --d) {
-      p.index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+      value[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
       rest /= shape[static_cast<size_t>(d)];
     }
-    PhysCoord at;
-    regs.apply_flat(flat, at);
-    at += regs.replica_offsets()[0];
-    p.thread = scope_thread(plan.scope, owner_of(at, axes));
-    p.m = at[Axis::kM];
-    return p;
+    return true;
   };
-  const Probe origin = probe(0);
-  if (origin.thread != 0 || origin.m != 0) return false;
-  std::vector<Probe> single;
-  std::int64_t thread_seen = 0, m_seen = 0;
-  for (int k = 0; k < bits; ++k) {
-    Probe p = probe(std::int64_t{1} << k);
-    const std::int64_t t = p.thread, m = p.m;
-    const bool thread_bit = t > 0 && (t & (t - 1)) == 0 && m == 0 && !(thread_seen & t);
-    const bool m_bit = m > 0 && (m & (m - 1)) == 0 && t == 0 && !(m_seen & m);
-    if (!thread_bit && !m_bit) return false;
-    (thread_bit ? thread_seen : m_seen) |= thread_bit ? t : m;
-    single.push_back(std::move(p));
-  }
-  // Every thread of the scope and every register unit of the plan's slots, exactly once.
-  const std::int64_t units = map.halves;
-  if (thread_seen != map.threads - 1 || m_seen + 1 != units * map.slots) return false;
-  for (const auto& [begin, end] : map.used_slots)
-    if (begin != 0 || end != map.slots) return false;
-  if (map.used_slots.size() != 1) return false;
-  for (int k = 0; k < bits; ++k)
-    for (int l = k + 1; l < bits; ++l) {
-      const Probe both = probe((std::int64_t{1} << k) | (std::int64_t{1} << l));
-      const Probe &a = single[static_cast<size_t>(k)], &b = single[static_cast<size_t>(l)];
-      if (both.thread != a.thread + b.thread || both.m != a.m + b.m) return false;
-      for (int d = 0; d < map.rank; ++d)
-        if (both.index[static_cast<size_t>(d)] - origin.index[static_cast<size_t>(d)] !=
-            a.index[static_cast<size_t>(d)] + b.index[static_cast<size_t>(d)] -
-                2 * origin.index[static_cast<size_t>(d)])
-          return false;
-    }
-  // The weights, sized as fit_terms sizes them.
+  constexpr auto kPairs = BitLinearMap::Verify::kPairs;
+  const auto where = BitLinearMap::probe(bits, position, kPairs);
+  const auto from_where = where ? where->inverse() : std::nullopt;
+  const auto what = from_where ? BitLinearMap::probe(bits, index, kPairs) : std::nullopt;
+  if (!what) return false;
+  // Position bit p -> index: thread bits, then the half bit of a 16-bit view, then slot bits.
+  const BitLinearMap weights = what->compose(*from_where).value();
   const int thread_bits = bits_for(map.threads);
-  const int slot_bits = map.slots > 1 ? bits_for(map.slots) : 0;
   const int half_bits = units == 2 ? 1 : 0;
-  std::vector<CoordTerms> low(static_cast<size_t>(map.rank)), high;
-  std::vector<std::int64_t> half_step(static_cast<size_t>(map.rank), 0);
+  std::vector<CoordTerms> low(static_cast<size_t>(map.rank));
   for (int d = 0; d < map.rank; ++d) {
     CoordTerms& terms = low[static_cast<size_t>(d)];
-    terms.constant = origin.index[static_cast<size_t>(d)];
-    terms.thread_bits.assign(static_cast<size_t>(thread_bits), 0);
-    terms.slot_bits.assign(static_cast<size_t>(slot_bits), 0);
-  }
-  for (const Probe& p : single) {
-    const int bit = std::countr_zero(static_cast<std::uint64_t>(p.thread > 0 ? p.thread : p.m));
-    for (int d = 0; d < map.rank; ++d) {
-      const std::int64_t delta =
-          p.index[static_cast<size_t>(d)] - origin.index[static_cast<size_t>(d)];
-      CoordTerms& terms = low[static_cast<size_t>(d)];
-      if (p.thread > 0)
-        terms.thread_bits[static_cast<size_t>(bit)] = delta;
-      else if (bit < half_bits)
-        half_step[static_cast<size_t>(d)] = delta;
-      else
-        terms.slot_bits[static_cast<size_t>(bit - half_bits)] = delta;
+    terms.constant = weights.origin()[static_cast<size_t>(d)];
+    for (int p = 0; p < bits; ++p) {
+      const std::int64_t w = weights.image(p)[static_cast<size_t>(d)];
+      if (p < thread_bits) terms.thread_bits.push_back(w);
+      if (p >= thread_bits + half_bits) terms.slot_bits.push_back(w);
     }
   }
   map.additive = true;
   map.expressible = true;
   map.dims = low;
   if (units == 2) {
-    high = low;
+    std::vector<CoordTerms> high = std::move(low);
     for (int d = 0; d < map.rank; ++d)
-      high[static_cast<size_t>(d)].constant += half_step[static_cast<size_t>(d)];
+      high[static_cast<size_t>(d)].constant += weights.image(thread_bits)[static_cast<size_t>(d)];
     map.high = CoordForm{true, std::move(high), {}, true};
   }
   return true;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <map>
 #include <optional>
 #include <utility>
@@ -396,48 +397,60 @@ class Lowering {
   int alloc_columns_ = 0;
 };
 
+using Vector = BitLinearMap::Vector;
+
+// Cell k of register r of `lane` as (access, row, col, half); false past its cells.
+bool cell_of(const Opcode& op, int lane, int r, int k, Vector& value) {
+  std::array<TmemCell, 2> at{};
+  if (tmem_cells(op, lane, r, at) <= k) return false;
+  const TmemCell& c = at[static_cast<size_t>(k)];
+  value.assign({c.access, c.row, c.col, c.half});
+  return true;
+}
+
 }  // namespace
 
 Result<SplitImage> split_image(const Opcode& op) {
+  // The lowering relies on this decomposition, which holds as every native image is linear over
+  // the bits of lane, cell and register on every input (native_image_map): pairs of bits suffice.
+  const std::optional<BitLinearMap> image = native_image_map(op, BitLinearMap::Verify::kPairs);
+  auto not_additive = [&] {
+    return Error(ErrorCode::kInternal, "emulation: the native image of " + op.to_string() +
+                                           " is not additive over the lane bits");
+  };
+  if (!image) return not_additive();
   SplitImage split;
   const int regs = op.regs_per_thread();
   split.cells.resize(static_cast<size_t>(regs));
   for (int r = 0; r < regs; ++r)
     split.cells_per_reg = tmem_cells(op, 0, r, split.cells[static_cast<size_t>(r)]);
-  const TmemCell origin = split.cells[0][0];
+  // A lane bit moves the cell in the access (row, col), or is the one bit that picks access 1.
   for (int b = 0; b < kLaneBits; ++b) {
-    std::array<TmemCell, 2> at{};
-    tmem_cells(op, 1 << b, 0, at);
-    if (at[0].access != origin.access) {
+    const Vector& bit = image->image(b);
+    const bool access = bit[0] != 0;
+    if (bit[3] != 0 || (access && (bit != Vector{1, 0, 0, 0} || split.access_bit >= 0)))
+      return not_additive();
+    if (access)
       split.access_bit = b;
-      continue;
-    }
-    split.lane_bits[static_cast<size_t>(b)] = {at[0].row - origin.row, at[0].col - origin.col};
-  }
-  // The lowering relies on this decomposition; check it for every lane, register and cell.
-  for (int l = 0; l < 32; ++l) {
-    int row = 0, col = 0, access = 0;
-    for (int b = 0; b < kLaneBits; ++b) {
-      if (!(l >> b & 1)) continue;
-      if (b == split.access_bit) access = 1;
-      row += split.lane_bits[static_cast<size_t>(b)].row;
-      col += split.lane_bits[static_cast<size_t>(b)].col;
-    }
-    for (int r = 0; r < regs; ++r) {
-      std::array<TmemCell, 2> at{};
-      const int n = tmem_cells(op, l, r, at);
-      for (int k = 0; k < n; ++k) {
-        const TmemCell& base = split.cells[static_cast<size_t>(r)][static_cast<size_t>(k)];
-        if (at[static_cast<size_t>(k)] !=
-            TmemCell{access, base.row + row, base.col + col, base.half})
-          return Error(ErrorCode::kInternal, "emulation: the native image of " + op.to_string() +
-                                                 " is not additive over the lane bits (lane " +
-                                                 std::to_string(l) + ", register " +
-                                                 std::to_string(r) + ")");
-      }
-    }
+    else
+      split.lane_bits[static_cast<size_t>(b)] = {static_cast<int>(bit[1]),
+                                                 static_cast<int>(bit[2])};
   }
   return split;
+}
+
+std::optional<BitLinearMap> native_image_map(const Opcode& op, BitLinearMap::Verify verify) {
+  const int regs = op.regs_per_thread();
+  if (!std::has_single_bit(static_cast<unsigned>(regs))) return std::nullopt;
+  const int cell_bits = op.packed() ? 1 : 0;
+  const int bits = kLaneBits + cell_bits + std::countr_zero(static_cast<unsigned>(regs));
+  return BitLinearMap::probe(
+      bits,
+      [&](std::uint64_t x, Vector& value) {
+        const auto lane = static_cast<int>(x % 32), cell = static_cast<int>(x >> 5 & cell_bits);
+        return cell_of(op, lane, static_cast<int>(x >> (kLaneBits + cell_bits)), cell, value);
+      },
+      verify);
 }
 
 Result<EmulationKernel> lower_to_emulation(const ptx::Module& module) {

@@ -19,8 +19,8 @@
 //   tcgen05.relinquish          nothing (a comment)
 //
 // The per-lane part of each image is closed-form arithmetic on the lane id, derived from
-// tmem::image() bit by bit (every native image is additive over the lane bits; the lowering
-// checks that for all 32 lanes and every register, and fails with kInternal otherwise).
+// tmem::image() bit by bit (every native image is linear over the bits of the lane and register,
+// native_image_map; the lowering fails with kInternal otherwise).
 // Every emulated access is checked against the rules the hardware enforces at run time
 // (docs/tcgen05-rules.md §Addresses R16-R19: the warp's lane slab, the allocated columns): a
 // violating access is skipped and recorded in the thread's status slot, and
@@ -30,10 +30,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "runtime/descriptor/bit_linear.h"
 #include "runtime/ptx/ir.h"
 #include "tmem/image.h"
 #include "tmem/kernel_kind.h"
@@ -76,7 +78,7 @@ struct EmulationKernel {
 // The native image of one opcode as a lane part plus a register part: cell k of register r of
 // lane l is at (row, col) = sum over set bits b of l of lane_bits[b] + cells[r][k], in the access
 // given by lane bit access_bit (16x32bx2) or access 0. Every native image is additive over the
-// lane bits: split_image checks it for every lane, register and cell (kInternal otherwise).
+// lane bits: split_image reads the lane part off native_image_map (kInternal where there is none).
 inline constexpr int kLaneBits = 5;
 struct SplitImage {
   struct Term {
@@ -89,6 +91,14 @@ struct SplitImage {
   std::vector<std::array<TmemCell, 2>> cells;  // per register, relative to lane 0
 };
 Result<SplitImage> split_image(const Opcode& op);
+
+// The whole native image of `op` as one map linear over the bits of its input
+// lane | cell << 5 | register << (5 + cell bits), with one cell bit for packed forms, to
+// (access, row, col, half) of tmem_cells. Every image is such a map (docs/tcgen05-rules.md
+// §Images): NativeImageMap.IsLinearOnEveryInputOfEveryOpcode checks all of them on every input,
+// so callers may check only the pairs of bits (13 bits: 92 probes rather than 8192).
+std::optional<BitLinearMap> native_image_map(
+    const Opcode& op, BitLinearMap::Verify verify = BitLinearMap::Verify::kAll);
 
 // Emulated TMEM of users' kernels (compile_kernel for Target::kSm90, docs/specialization.md):
 // the library binds `tmemjit::emu_state` (mangled kEmuStateSymbol) to two arrays with one region

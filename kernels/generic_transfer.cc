@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -313,43 +311,22 @@ std::vector<Opcode> generic_granules(bool load, bool packed, int regs) {
   return out;
 }
 
-namespace {
-
-// Whether `op` is op.num() / granule.num() copies of `granule`, side by side in TMEM: register r
-// of op is register r % n of granule copy r / n, whose cells sit granule.atom_tmem_cols() columns
-// further per copy (docs/specialization.md §Tiers). Checked on the native images, once per opcode.
 bool is_granule_copies(const Opcode& op, const Opcode& granule) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, bool> known;
-  const auto key = std::make_pair(op.to_string(), granule.to_string());
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = known.find(key); it != known.end()) return it->second;
-  }
-  bool copies = false;
-  auto whole = split_image(op);
-  auto part = split_image(granule);
-  if (whole.ok() && part.ok() && whole->access_bit < 0 && part->access_bit < 0 &&
-      whole->cells_per_reg == part->cells_per_reg) {
-    copies = true;
-    for (int b = 0; b < kLaneBits && copies; ++b)
-      copies = whole->lane_bits[static_cast<size_t>(b)].row ==
-                   part->lane_bits[static_cast<size_t>(b)].row &&
-               whole->lane_bits[static_cast<size_t>(b)].col ==
-                   part->lane_bits[static_cast<size_t>(b)].col;
-    const size_t n = part->cells.size();
-    for (size_t r = 0; r < whole->cells.size() && copies; ++r)
-      for (int c = 0; c < whole->cells_per_reg && copies; ++c) {
-        const TmemCell& at = whole->cells[r][static_cast<size_t>(c)];
-        const TmemCell& base = part->cells[r % n][static_cast<size_t>(c)];
-        copies = at.row == base.row &&
-                 at.col == base.col + static_cast<int>(r / n) * granule.atom_tmem_cols();
-      }
-  }
-  std::lock_guard lock(mutex);
-  known.emplace(key, copies);
-  return copies;
+  // The images' inputs number cells only for packed forms, so both must pack alike.
+  const int n = granule.regs_per_thread();
+  if (op.packed() != granule.packed() || op.regs_per_thread() % n != 0) return false;
+  // Pairs of bits suffice: every native image is linear on every input (native_image_map).
+  constexpr auto kPairs = BitLinearMap::Verify::kPairs;
+  const std::optional<BitLinearMap> whole = native_image_map(op, kPairs),
+                                    part = native_image_map(granule, kPairs);
+  if (!whole || !part) return false;
+  // The register's high bits number the copy; each copy is atom_tmem_cols() columns further.
+  const std::optional<BitLinearMap> copies =
+      part->product(op.regs_per_thread() / n, {0, 0, granule.atom_tmem_cols(), 0});
+  return copies && *copies == *whole;
 }
+
+namespace {
 
 // Why the plan cannot be a generic transfer before its descriptor is built, or empty: the checks
 // on the instruction, the plan and the coordinate map.

@@ -73,4 +73,10 @@ std::string generic_transfers_header(std::span<const GenericTransfer> transfers,
 // descriptor's word 0 indexes this list.
 std::vector<Opcode> generic_granules(bool load, bool packed, int regs);
 
+// Whether `op` is op.num() / granule.num() copies of `granule`, side by side in TMEM: register r
+// of op is register r % n of granule copy r / n, whose cells sit granule.atom_tmem_cols() columns
+// further per copy (docs/specialization.md §Tiers): op's native_image_map is the granule's times
+// N/G copies (BitLinearMap::product).
+bool is_granule_copies(const Opcode& op, const Opcode& granule);
+
 }  // namespace tmem::kernels

@@ -436,3 +436,28 @@ TEST(CoordForm, TheFormFromAFewElementsEqualsTheFitToTheTable) {
   }
   EXPECT_GT(permutations, static_cast<int>(specs.size()) / 2);
 }
+
+// Which specs take the closed form from a few elements (the register view permutes bits) and
+// which the table, pinned spec by spec: those all_test_specs walks, in its order, then views that
+// are not permutations of bits (a reduction's result slots after the view, 48 columns).
+TEST(CoordForm, WhichViewsPermuteBitsIsPinned) {
+  std::vector<tmem::TransferSpec> specs = all_test_specs();
+  specs.push_back(
+      tmemjit_test::ld_red_accumulator("tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32").make());
+  const std::string rearrange = ".rearrange(\"(g l) (k c) -> g k l c\", g=4, k=3)";
+  for (const char* op : {"st", "ld"})
+    specs.push_back(tmemjit_test::SpecText{
+        std::string("tcgen05.") + op + ".sync.aligned.32x32b.x16.b32", "warpgroup",
+        "tensor((128,48), S[(128,48):(1@TLane,1@TCol)], f32)" + rearrange,
+        "tensor((128,48), S[(128,48):(1@tid_in_wg,1)], f32)" + rearrange}
+                        .make());
+  std::string permutes;
+  for (const tmem::TransferSpec& spec : specs) {
+    const tmem::Plan plan = tmem::check(spec).value();
+    auto form = tmem::kernels::coord_map(spec, plan, tmem::kernels::CoordDetail::kForm);
+    ASSERT_TRUE(form.ok());
+    permutes += form->table.empty() ? '1' : '0';
+  }
+  // Every spec all_test_specs walks (122) permutes bits; the three after it do not.
+  EXPECT_EQ(permutes, std::string(122, '1') + "000");
+}
