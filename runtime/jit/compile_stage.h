@@ -1,4 +1,4 @@
-// Stage 3 of a compile_kernel miss (docs/architecture.md, "compile_kernel's stages"): the compiled
+// Stage 3 of a compile_kernel miss (docs/architecture.md, "Kernel specialization"): the compiled
 // kernel. The front end's PTX goes through the PTX compile unless the front end made the cubin
 // itself; the result is the cache's payload with its typed metadata (entry_meta.h).
 #pragma once

@@ -1,4 +1,4 @@
-// Stage 2 of a compile_kernel miss (docs/architecture.md, "compile_kernel's stages"): the front
+// Stage 2 of a compile_kernel miss (docs/architecture.md, "Kernel specialization"): the front
 // end. A CUDA source is one NVRTC (or nvcc) compile of the source with its transfers inline, the
 // parse of its headers kept in precompiled headers; a PTX source has the generated functions
 // spliced in. For sm_90 the kernel's own tcgen05 statements are lowered here too. The entry is

@@ -1,4 +1,4 @@
-// Stage 1 of a compile_kernel miss (docs/architecture.md, "compile_kernel's stages"): the
+// Stage 1 of a compile_kernel miss (docs/architecture.md, "Kernel specialization"): the
 // specialized source. The transfers are checked and prepared, the user's options checked, and what
 // the front end compiles is generated: the <tmemjit/transfers.cuh> of a CUDA source (specialized,
 // emulated or generic), the files a keep_dir compile is named after, and the ids of the emulated
