@@ -18,6 +18,7 @@
 #include "kernels/specialized_source.h"
 #include "runtime/compile/closure_search.h"
 #include "runtime/compile/include_closure.h"
+#include "runtime/jit/cached_build.h"
 #include "runtime/jit/compile_stage.h"
 #include "runtime/jit/compile_transfer.h"
 #include "runtime/jit/entry_meta.h"
@@ -189,16 +190,13 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
       return hit;
     }
   }
-  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
-  double compile_ms = 0, front_end_ms = 0, ptx_compile_ms = 0;
+  double front_end_ms = 0, ptx_compile_ms = 0;
   bool headers_reused = false;
   std::vector<std::string> new_warnings;
   std::vector<std::string> call_warnings;  // about this call's caching, not the kernel
   std::optional<Payload> changed_during;   // built while a header changed: used once, not cached
   auto compile = [&]() -> Result<Payload> {
-    const auto start = Clock::now();
     auto built = build(request);
-    compile_ms = ms_since(start);
     if (!built.ok()) return std::move(built).error();
     new_warnings = built->meta.warnings;
     headers_reused = built->headers_reused;
@@ -211,30 +209,34 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
     }
     return std::move(built->payload);
   };
-  Result<ModuleCache::Ptr> payload = ModuleCache::Ptr();
-  if (request.includes.uncacheable.empty()) {
-    payload = cache.get_or_compile(key, compile, &lookup);
-  } else {
-    lookup = ModuleCache::Lookup::kUncached;
-    call_warnings.push_back(request.includes.uncacheable);
-    Result<Payload> made = compile();
-    if (made.ok())
-      payload = std::make_shared<const Payload>(std::move(made).value());
-    else if (!changed_during)
-      payload = std::move(made).error();
-  }
+  // Warnings of the kernel (once, when it was compiled) then of this call, before the report is
+  // filled from the entry's metadata.
+  bool warned = false;
+  auto make = [&](std::shared_ptr<const Payload> payload) {
+    if (!std::exchange(warned, true)) {
+      for (const std::string& warning : new_warnings) warn(warning);
+      for (const std::string& warning : call_warnings) warn(warning);
+    }
+    return make_impl(std::move(payload), request.context.options.target, report);
+  };
+  const bool cacheable = request.includes.uncacheable.empty();
+  if (!cacheable) call_warnings.push_back(request.includes.uncacheable);
+  CachedBuild cached;
+  auto impl = cached_build(key, cacheable, request.source.path, compile, make, cached);
   if (changed_during) {
-    lookup = ModuleCache::Lookup::kUncached;
-    payload = std::make_shared<const Payload>(std::move(*changed_during));
+    cached.lookup = ModuleCache::Lookup::kUncached;
     call_warnings.push_back(
         "a header of " + request.source.path +
         " changed while it compiled: this kernel was made from the text NVRTC read then, and is "
         "not cached (the next call compiles the header as it is)");
+    impl = make(std::make_shared<const Payload>(std::move(*changed_during)));
   }
+  if (!cached.replaced.empty()) call_warnings.push_back(cached.replaced);
+  const ModuleCache::Lookup lookup = cached.lookup;
   if (report != nullptr) {
     report->cache = source_of(lookup);
     report->cache_enabled = lookup != ModuleCache::Lookup::kUncached;
-    report->compile_ms = compile_ms;
+    report->compile_ms = cached.compile_ms;
     const bool compiled =
         lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached;
     report->front_end_cache = !compiled        ? source_of(lookup)
@@ -242,31 +244,6 @@ Result<std::shared_ptr<Kernel::Impl>> compile_specialized(const Request& request
                                                : CacheSource::kCompiled;
     report->front_end_ms = front_end_ms;
     report->ptx_compile_ms = ptx_compile_ms;
-  }
-  if (!payload.ok()) return std::move(payload).error();
-  for (const std::string& warning : new_warnings) warn(warning);
-  for (const std::string& warning : call_warnings) warn(warning);
-  auto impl = make_impl(*payload, request.context.options.target, report);
-  const bool hit = lookup == ModuleCache::Lookup::kMemoryHit ||
-                   lookup == ModuleCache::Lookup::kDiskHit ||
-                   lookup == ModuleCache::Lookup::kRemoteHit;
-  if (!impl.ok() && hit) {
-    // An entry whose metadata does not parse (damaged, forged, of another kind) is a miss: compiled
-    // again and put in its place, never an error of the caller's (issue 39).
-    const std::string why = impl.error().message();
-    Result<Payload> made = compile();
-    if (!made.ok()) return std::move(made).error();
-    payload = cache.replace(key, std::move(made).value());
-    lookup = ModuleCache::Lookup::kCompiled;
-    const std::string warning = "the cache entry of " + request.source.path +
-                                " had unusable metadata (" + why + "); compiled again";
-    warn(warning);
-    call_warnings.push_back(warning);
-    if (report != nullptr) {
-      report->cache = CacheSource::kCompiled;
-      report->compile_ms = compile_ms;
-    }
-    impl = make_impl(*payload, request.context.options.target, report);
   }
   if (!impl.ok()) return std::move(impl).error();
   if (report != nullptr)

@@ -29,6 +29,7 @@
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvjitlink.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/jit/cached_build.h"
 #include "runtime/jit/entry_meta.h"
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
@@ -172,44 +173,19 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& conte
                             TransferCompileReport* report) {
   const auto entered = ExitPoint::instance().enter();
   if (!entered) return exiting_error();
-  ModuleCache& cache = module_cache();
-  const uint64_t generation = cache.generation();
-  double compile_ms = 0;
-  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
-  Result<ModuleCache::Ptr> payload = cache.get_or_compile(
-      key,
-      [&]() -> Result<Payload> {
-        const auto start = std::chrono::steady_clock::now();
-        Result<Payload> made = compile_payload(spec, context, kind);
-        compile_ms = ms_since(start);
-        return made;
+  const uint64_t generation = module_cache().generation();
+  CachedBuild cached;
+  Result<std::shared_ptr<Kernel::Impl>> impl = cached_build(
+      key, /*cacheable=*/true, "transfer kernel " + key.hex(),
+      [&] { return compile_payload(spec, context, kind); },
+      [&](std::shared_ptr<const Payload> payload) {
+        return make_impl(std::move(payload), context.options.target);
       },
-      &lookup);
+      cached);
+  const ModuleCache::Lookup lookup = cached.lookup;
   if (report != nullptr) {
     report->lookup = lookup;
-    report->compile_ms = compile_ms;
-  }
-  if (!payload.ok()) return std::move(payload).error();
-  Result<std::shared_ptr<Kernel::Impl>> impl = make_impl(*payload, context.options.target);
-  const bool hit = lookup == ModuleCache::Lookup::kMemoryHit ||
-                   lookup == ModuleCache::Lookup::kDiskHit ||
-                   lookup == ModuleCache::Lookup::kRemoteHit;
-  if (!impl.ok() && hit) {
-    // Unusable metadata (damaged, forged, of another kind) is a miss, as in compile_kernel: the
-    // entry is compiled again and put in its place, with a warning (docs/reliability.md).
-    const std::string why = impl.error().message();
-    const auto start = std::chrono::steady_clock::now();
-    Result<Payload> made = compile_payload(spec, context, kind);
-    if (!made.ok()) return std::move(made).error();
-    payload = cache.replace(key, std::move(made).value());
-    lookup = ModuleCache::Lookup::kCompiled;
-    warn("the cache entry " + key.hex() + " of a transfer kernel had unusable metadata (" + why +
-         "); compiled again");
-    if (report != nullptr) {
-      report->lookup = lookup;
-      report->compile_ms = ms_since(start);
-    }
-    impl = make_impl(*payload, context.options.target);
+    report->compile_ms = cached.compile_ms;
   }
   if (!impl.ok()) return std::move(impl).error();
   if (report != nullptr) fill_report(*report, **impl);

@@ -8,6 +8,7 @@
 #include "kernels/emulation_kernels.h"
 #include "kernels/specialized_source.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/jit/cached_build.h"
 #include "runtime/jit/compile_transfer.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/support/exit_point.h"
@@ -233,10 +234,18 @@ void TieredCompiler::post_generic_build(const Request& request, const Key128& ke
                     kernels::generic_form(code, owned->context.options.target, owned->source.text);
                 form.transfer)
               generic.push_back(std::move(*form.transfer));
-          if (generic.size() == prepared->codes.size())
-            (void)module_cache().get_or_compile(key, [&]() -> Result<Payload> {
-              return eager_.build_generic(owned->view(), generic);
-            });
+          if (generic.size() == prepared->codes.size()) {
+            // Through the cached build, so an unusable entry lazy found is replaced.
+            CachedBuild cached;
+            (void)cached_build(
+                key, /*cacheable=*/true, "the generic tier of " + owned->source.path,
+                [&] { return eager_.build_generic(owned->view(), generic); },
+                [&](std::shared_ptr<const Payload> payload) {
+                  return generic_impl(std::move(payload), owned->view(), *prepared, generic,
+                                      nullptr, nullptr);
+                },
+                cached);
+          }
         }
         release_build(key);
       },
@@ -303,39 +312,42 @@ TieredCompiler::Tiered TieredCompiler::compile_tiered(const Request& request, Sp
     generic.push_back(std::move(*form.transfer));
   }
   const Key128 key = generic_key(request, generic, prepared->cta_group);
-  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
-  double compile_ms = 0;
+  // Lazy: the switch to the specialized kernel, part of the handle from the start.
+  auto tiers = lazy ? std::make_shared<TierSwitch>() : nullptr;
+  auto make = [&](std::shared_ptr<const Payload> payload) {
+    return generic_impl(std::move(payload), request, *prepared, generic, tiers, report);
+  };
+  CachedBuild cached;
   bool built_now = false;
-  Result<ModuleCache::Ptr> payload = ModuleCache::Ptr();
+  Result<std::shared_ptr<Kernel::Impl>> impl = std::shared_ptr<Kernel::Impl>();
   if (lazy) {
     // Lazy never waits for a generic tier: not for this process's build of it in flight, nor for
-    // another process's lock on it; asking the tiers is all it does.
-    payload = cache.find_now(key, &lookup);
-    if (*payload == nullptr) {
+    // another process's lock on it; asking the tiers is all it does. An entry it cannot use is
+    // none: the background build puts a good one in its place.
+    ModuleCache::Ptr payload = cache.find_now(key, &cached.lookup);
+    if (payload == nullptr || !eager_.read_meta(*payload, nullptr).ok()) {
       post_generic_build(request, key);
       return eager_because(
           "no cache holds the generic tier of this source and signature yet: this call compiled "
           "the specialized kernel, and the generic tier builds in the background for the next "
           "layout (warmup builds it ahead of time)");
     }
+    impl = make(std::move(payload));
+    if (!impl.ok()) return impl;
   } else {
-    payload = cache.get_or_compile(
-        key,
+    impl = cached_build(
+        key, /*cacheable=*/true, "the generic tier of " + request.source.path,
         [&]() -> Result<Payload> {
-          const auto start = Clock::now();
           auto built = eager_.build_generic(request, generic);
-          compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-          if (!built.ok()) return std::move(built).error();
-          built_now = true;
+          built_now = built.ok();
           return built;
         },
-        &lookup);
-    if (!payload.ok()) return Result<std::shared_ptr<Kernel::Impl>>(std::move(payload).error());
+        make, cached);
+    if (!impl.ok()) return impl;
+    if (!cached.replaced.empty() && report != nullptr) report->warnings.push_back(cached.replaced);
   }
-  // Lazy: the switch to the specialized kernel, part of the handle from the start.
-  auto tiers = lazy ? std::make_shared<TierSwitch>() : nullptr;
-  auto impl = generic_impl(*payload, request, *prepared, generic, tiers, report);
-  if (!impl.ok()) return impl;
+  const ModuleCache::Lookup lookup = cached.lookup;
+  const double compile_ms = cached.compile_ms;
   if (report != nullptr) {
     report->key = key.hex();
     report->cache = source_of(lookup);

@@ -22,6 +22,8 @@
 #include "kernels/device_function.h"
 #include "kernels/generic_transfer.h"
 #include "kernels/specialized_source.h"
+#include "runtime/cache/disk.h"
+#include "runtime/cache/module_cache.h"
 #include "runtime/compile/sass.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/tiers.h"
@@ -254,6 +256,55 @@ TEST_F(GenericTier, LazyWithoutAGenericTierIsEagerAndBuildsItForTheNextLayout) {
   // The generic tier builds in the background; once that is done, a new layout finds it in
   // memory, built by no call of this thread.
   BackgroundCompiler::instance().drain();
+  CompileReport probe;
+  auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &probe);
+  ASSERT_TRUE(f.ok()) << f.error().full_text();
+  EXPECT_EQ(probe.tier, "generic") << probe.tier_reason;
+  EXPECT_EQ(probe.cache, CacheSource::kMemory);
+  EXPECT_TRUE(f->wait_specialized().ok());
+}
+
+// The generic tier's cache entry with metadata that does not parse (issue 42 item 3: one cached
+// build for every tier): a generic call compiles it again and replaces it, with a warning, as a
+// specialized kernel's; a lazy call takes it for no tier at all, is eager, and its background
+// build replaces it, so the next layout finds the tier.
+TEST_F(GenericTier, AGenericTierWithDamagedMetadataIsBuiltAgainAndReplaced) {
+  CompileReport first;
+  ASSERT_TRUE(compile_kernel(roundtrip(), layout_d(), with(Specialization::kGeneric), &first).ok());
+  const auto key = Key128::parse_hex(first.key);
+  ASSERT_TRUE(key.has_value()) << first.key;
+  auto disk = module_cache().disk();
+  ASSERT_NE(disk, nullptr);
+  const std::optional<Payload> good = disk->read(*key);
+  ASSERT_TRUE(good.has_value());
+  auto damage = [&] {
+    Payload entry = *good;
+    const size_t kind = entry.meta.find("\"kind\":\"kernel\"");
+    ASSERT_NE(kind, std::string::npos) << entry.meta;
+    entry.meta.replace(kind, 15, "\"kind\":\"transfer\"");
+    ASSERT_TRUE(disk->write(*key, entry).written);
+    ASSERT_TRUE(clear_cache(false).ok());  // memory only: the next call reads the disk entry
+  };
+  damage();
+  CompileReport again;
+  auto generic = compile_kernel(roundtrip(), layout_f(), with(Specialization::kGeneric), &again);
+  ASSERT_TRUE(generic.ok()) << generic.error().full_text();
+  EXPECT_EQ(generic->tier(), "generic");
+  EXPECT_EQ(again.cache, CacheSource::kCompiled);
+  ASSERT_EQ(again.warnings.size(), 1u) << ::testing::PrintToString(again.warnings);
+  EXPECT_NE(again.warnings[0].find("the cache entry of the generic tier of roundtrip.cu had "
+                                   "unusable metadata"),
+            std::string::npos)
+      << again.warnings[0];
+
+  damage();
+  CompileReport lazy;
+  auto eager = compile_kernel(roundtrip(), layout_d(), with(Specialization::kLazy), &lazy);
+  ASSERT_TRUE(eager.ok()) << eager.error().full_text();
+  EXPECT_EQ(eager->tier(), "specialized");
+  EXPECT_NE(lazy.tier_reason.find("no cache holds the generic tier"), std::string::npos)
+      << lazy.tier_reason;
+  wait_background_compiles();
   CompileReport probe;
   auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &probe);
   ASSERT_TRUE(f.ok()) << f.error().full_text();
