@@ -483,4 +483,29 @@ Result<double> ping_remote_cache() {
   return remote->ping();
 }
 
+std::string_view to_string(ModuleCache::Lookup lookup) noexcept {
+  switch (lookup) {
+    case ModuleCache::Lookup::kMemoryHit:
+      return "memory hit";
+    case ModuleCache::Lookup::kDiskHit:
+      return "disk hit";
+    case ModuleCache::Lookup::kRemoteHit:
+      return "remote hit";
+    case ModuleCache::Lookup::kCompiled:
+      return "miss";
+    case ModuleCache::Lookup::kUncached:
+      return "off";
+  }
+  return "miss";
+}
+
+CacheSource source_of(ModuleCache::Lookup lookup) noexcept {
+  // A tier added below disk (the remote cache) is neither memory, disk nor a compile.
+  if (lookup == ModuleCache::Lookup::kMemoryHit) return CacheSource::kMemory;
+  if (lookup == ModuleCache::Lookup::kDiskHit) return CacheSource::kDisk;
+  if (lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached)
+    return CacheSource::kCompiled;
+  return CacheSource::kRemote;
+}
+
 }  // namespace tmem

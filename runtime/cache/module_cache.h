@@ -18,6 +18,7 @@
 #include "runtime/cache/remote.h"
 #include "runtime/support/hash.h"
 #include "tmem/cache.h"
+#include "tmem/compile.h"
 #include "tmem/result.h"
 
 namespace tmem {
@@ -149,5 +150,11 @@ class ModuleCache {
 // The cache behind tmem::compile_transfer and the tmem::cache_* functions; configured from the
 // environment on first use.
 ModuleCache& module_cache();
+
+// Who answered a lookup, as CompileReport says it (kUncached is a compile).
+CacheSource source_of(ModuleCache::Lookup lookup) noexcept;
+
+// "memory hit", "disk hit", "remote hit", "miss", "off".
+std::string_view to_string(ModuleCache::Lookup lookup) noexcept;
 
 }  // namespace tmem

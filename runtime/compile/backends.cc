@@ -872,4 +872,69 @@ const ToolchainVersions& toolchain_versions() {
   return versions;
 }
 
+namespace {
+
+std::string version_text(std::string_view backend, std::optional<std::string> version) {
+  return std::string(backend) + " " + (version ? *version : std::string("unavailable"));
+}
+
+}  // namespace
+
+const std::string& compiler_version(Backend backend) {
+  switch (resolve_backend(backend)) {
+    case Backend::kNvJitLink: {
+      static const std::string version = [] {
+        unsigned major = 0, minor = 0;
+        auto api = nvjitlink::api();
+        return version_text("nvjitlink",
+                            api && (*api)->version(&major, &minor) == NVJITLINK_SUCCESS
+                                ? std::optional(std::to_string(major) + "." + std::to_string(minor))
+                                : std::nullopt);
+      }();
+      return version;
+    }
+    case Backend::kNvrtc: {
+      static const std::string version = [] {
+        int major = 0, minor = 0;
+        auto api = nvrtc::api();
+        return version_text("nvrtc",
+                            api && (*api)->version(&major, &minor) == NVRTC_SUCCESS
+                                ? std::optional(std::to_string(major) + "." + std::to_string(minor))
+                                : std::nullopt);
+      }();
+      return version;
+    }
+    case Backend::kPtxas: {
+      static const std::string version = "ptxas " + toolchain_versions().ptxas;
+      return version;
+    }
+    case Backend::kDriver: {
+      static const std::string version = [] {
+        Result<int> driver = driver::driver_version();
+        return version_text("driver",
+                            driver.ok() ? std::optional(std::to_string(*driver)) : std::nullopt);
+      }();
+      return version;
+    }
+    case Backend::kNvPtxCompiler: {
+      static const std::string version = [] {
+#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
+        unsigned major = 0, minor = 0;
+        return version_text("nvptxcompiler",
+                            nvPTXCompilerGetVersion(&major, &minor) == NVPTXCOMPILE_SUCCESS
+                                ? std::optional(std::to_string(major) + "." + std::to_string(minor))
+                                : std::nullopt);
+#else
+        return version_text("nvptxcompiler", std::nullopt);
+#endif
+      }();
+      return version;
+    }
+    case Backend::kAuto:
+      break;
+  }
+  static const std::string unknown = "unknown backend";  // resolve_backend never yields kAuto
+  return unknown;
+}
+
 }  // namespace tmem

@@ -75,4 +75,10 @@ struct ToolchainVersions {
 };
 const ToolchainVersions& toolchain_versions();
 
+// The version of the compiler behind resolve_backend(backend), asking only that compiler (so an
+// in-process backend never starts `ptxas --version`): "nvjitlink 13.0", "ptxas Cuda compilation
+// tools, release 13.0, V13.0.48", "driver 13000", ...; "<backend> unavailable" when it cannot be
+// asked. Each answer is computed once per process.
+const std::string& compiler_version(Backend backend);
+
 }  // namespace tmem

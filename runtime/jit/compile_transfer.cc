@@ -1,12 +1,6 @@
 // compile_transfer and warmup: the cache key, the kernel handles kept per entry, the miss path.
 #include "runtime/jit/compile_transfer.h"
 
-#include "runtime/support/exit_point.h"
-
-#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
-#include <nvPTXCompiler.h>
-#endif
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -26,15 +20,13 @@
 #include "kernels/emulation_kernels.h"
 #include "kernels/transfer_kernels.h"
 #include "runtime/compile/backends.h"
-#include "runtime/cuda/driver.h"
-#include "runtime/cuda/nvjitlink.h"
-#include "runtime/cuda/nvrtc.h"
 #include "runtime/jit/cached_build.h"
 #include "runtime/jit/entry_meta.h"
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
 #include "runtime/ptx/ir.h"
+#include "runtime/support/exit_point.h"
 #include "runtime/support/warning.h"
 #include "tmem/check.h"
 #include "tmem/code_stats.h"
@@ -193,68 +185,7 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& conte
   return Kernel(kernel_table().insert(hit_key, generation, std::move(impl).value()));
 }
 
-std::string version_text(std::string_view backend, std::optional<std::string> version) {
-  return std::string(backend) + " " + (version ? *version : std::string("unavailable"));
-}
-
 }  // namespace
-
-const std::string& compiler_version(Backend backend) {
-  switch (resolve_backend(backend)) {
-    case Backend::kNvJitLink: {
-      static const std::string version = [] {
-        unsigned major = 0, minor = 0;
-        auto api = nvjitlink::api();
-        return version_text("nvjitlink",
-                            api && (*api)->version(&major, &minor) == NVJITLINK_SUCCESS
-                                ? std::optional(std::to_string(major) + "." + std::to_string(minor))
-                                : std::nullopt);
-      }();
-      return version;
-    }
-    case Backend::kNvrtc: {
-      static const std::string version = [] {
-        int major = 0, minor = 0;
-        auto api = nvrtc::api();
-        return version_text("nvrtc",
-                            api && (*api)->version(&major, &minor) == NVRTC_SUCCESS
-                                ? std::optional(std::to_string(major) + "." + std::to_string(minor))
-                                : std::nullopt);
-      }();
-      return version;
-    }
-    case Backend::kPtxas: {
-      static const std::string version = "ptxas " + toolchain_versions().ptxas;
-      return version;
-    }
-    case Backend::kDriver: {
-      static const std::string version = [] {
-        Result<int> driver = driver::driver_version();
-        return version_text("driver",
-                            driver.ok() ? std::optional(std::to_string(*driver)) : std::nullopt);
-      }();
-      return version;
-    }
-    case Backend::kNvPtxCompiler: {
-      static const std::string version = [] {
-#ifdef TMEMJIT_HAVE_NVPTXCOMPILER
-        unsigned major = 0, minor = 0;
-        return version_text("nvptxcompiler",
-                            nvPTXCompilerGetVersion(&major, &minor) == NVPTXCOMPILE_SUCCESS
-                                ? std::optional(std::to_string(major) + "." + std::to_string(minor))
-                                : std::nullopt);
-#else
-        return version_text("nvptxcompiler", std::nullopt);
-#endif
-      }();
-      return version;
-    }
-    case Backend::kAuto:
-      break;
-  }
-  static const std::string unknown = "unknown backend";  // resolve_backend never yields kAuto
-  return unknown;
-}
 
 Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
                                      const CompileOptions& options) {
@@ -267,22 +198,6 @@ Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
   Result<ptx::Module> module = kernels::build_kernel(plan, kind, options.target, options.cta_group);
   if (!module.ok()) return std::move(module).error();
   return HarnessModule{std::move(module).value(), {}};
-}
-
-std::string_view to_string(ModuleCache::Lookup lookup) noexcept {
-  switch (lookup) {
-    case ModuleCache::Lookup::kMemoryHit:
-      return "memory hit";
-    case ModuleCache::Lookup::kDiskHit:
-      return "disk hit";
-    case ModuleCache::Lookup::kRemoteHit:
-      return "remote hit";
-    case ModuleCache::Lookup::kCompiled:
-      return "miss";
-    case ModuleCache::Lookup::kUncached:
-      return "off";
-  }
-  return "miss";
 }
 
 Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
@@ -318,15 +233,6 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
     report->backend = (*context)->options.backend;
   }
   return compile_slow(spec, **context, kind, hit_key, key, report);
-}
-
-CacheSource source_of(ModuleCache::Lookup lookup) noexcept {
-  // A tier added below disk (the remote cache) is neither memory, disk nor a compile.
-  if (lookup == ModuleCache::Lookup::kMemoryHit) return CacheSource::kMemory;
-  if (lookup == ModuleCache::Lookup::kDiskHit) return CacheSource::kDisk;
-  if (lookup == ModuleCache::Lookup::kCompiled || lookup == ModuleCache::Lookup::kUncached)
-    return CacheSource::kCompiled;
-  return CacheSource::kRemote;
 }
 
 std::string_view to_string(CacheSource source) noexcept {

@@ -25,12 +25,6 @@ namespace tmem {
 Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
                                   KernelKind kind);
 
-// The version of the compiler behind resolve_backend(backend), asking only that compiler (so an
-// in-process backend never starts `ptxas --version`): "nvjitlink 13.0", "ptxas Cuda compilation
-// tools, release 13.0, V13.0.48", "driver 13000", ...; "<backend> unavailable" when it cannot be
-// asked. Each answer is computed once per process.
-const std::string& compiler_version(Backend backend);
-
 // What one compile_transfer call did.
 struct TransferCompileReport {
   ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
@@ -43,11 +37,6 @@ struct TransferCompileReport {
   // checked[k], kernels::check_emulation_status); empty for other targets.
   std::vector<kernels::EmulatedInstruction> checked;
 };
-// Who answered a lookup, as CompileReport says it (kUncached is a compile).
-CacheSource source_of(ModuleCache::Lookup lookup) noexcept;
-
-// "memory hit", "disk hit", "remote hit", "miss", "off".
-std::string_view to_string(ModuleCache::Lookup lookup) noexcept;
 
 // The harness kernel `kind` of a checked plan as PTX IR for options.target and
 // options.cta_group: Target::kSm90 gives the emulated kernel and the list of what its status
