@@ -290,31 +290,23 @@ struct WarmupRun {
   double seconds = 0;
 };
 
-// Compiles the list's specs on `jobs` threads; each key compiles once (compile_transfer), across
-// processes too. A spec that fails joins the list's errors, which end in line order.
+// Compiles the list's specs on `jobs` threads through the public warmup_each; each key compiles
+// once, across processes too. A spec that fails joins the list's errors, which end in line order.
 WarmupRun compile_all(SpecList& list, size_t jobs) {
   WarmupRun run;
   const std::vector<Item>& items = list.items;
   run.before = tmem::cache_stats();
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::optional<tmem::Error>> failed(items.size());
-  std::atomic<size_t> next{0};
+  std::vector<tmem::WarmupItem> each;
+  each.reserve(items.size());
+  for (const Item& item : items) each.push_back({item.spec, item.options, item.kind});
   Progress progress(items.size());
-  auto work = [&] {
-    for (size_t i = next++; i < items.size(); i = next++) {
-      auto kernel = tmem::compile_transfer(items[i].spec, items[i].options, items[i].kind);
-      if (!kernel) failed[i] = kernel.error();
-      progress.done_one();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < std::min(jobs, items.size()); ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& thread : pool) thread.join();
+  const std::vector<tmem::Status> outcomes = tmem::warmup_each(
+      each, static_cast<unsigned>(jobs), [&](size_t, size_t) { progress.done_one(); });
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.after = tmem::cache_stats();
   for (size_t i = 0; i < items.size(); ++i)
-    if (failed[i]) list.errors.push_back({items[i].line, *failed[i]});
+    if (!outcomes[i].ok()) list.errors.push_back({items[i].line, outcomes[i].error()});
   std::sort(list.errors.begin(), list.errors.end(),
             [](const LineError& a, const LineError& b) { return a.line < b.line; });
   return run;

@@ -2,6 +2,10 @@
 // §Codegen).
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <vector>
+
 #include "tmem/cache.h"
 #include "tmem/compile.h"
 #include "tmem/export.h"
@@ -54,6 +58,21 @@ Result<std::string> transfer_ptx(const TransferSpec& spec, KernelKind kind,
 // message, its text in the details and, when others failed too, how many.
 Status warmup(Span<const TransferSpec> specs, const CompileOptions& options = {},
               KernelKind kind = KernelKind::kRoundtrip);
+
+// One compile of warmup_each: a spec with options and a kernel kind of its own.
+struct WarmupItem {
+  TransferSpec spec;
+  CompileOptions options;
+  KernelKind kind = KernelKind::kRoundtrip;
+};
+// Told after each item of warmup_each finishes, one call at a time, from any of its threads: how
+// many items are done, of how many.
+using WarmupProgress = std::function<void(size_t done, size_t total)>;
+// compile_transfer of every item on up to `jobs` threads (0: std::thread::hardware_concurrency()),
+// for filling a cache from a list (`tmemjit warmup` is a client of it). Items with one key
+// compile once. Returns each item's outcome, in the items' order: ok, or its compile's error.
+std::vector<Status> warmup_each(Span<const WarmupItem> items, unsigned jobs = 0,
+                                const WarmupProgress& progress = {});
 
 }  // namespace tmem
 TMEMJIT_API_END

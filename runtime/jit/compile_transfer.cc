@@ -272,31 +272,37 @@ Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& 
   return compile_transfer_reported(spec, options, kind, nullptr);
 }
 
-Status warmup(Span<const TransferSpec> specs, const CompileOptions& options, KernelKind kind) {
-  if (specs.empty()) return std::monostate{};
-  // Options errors are the same for every spec: report them once, as themselves.
-  if (Result<const KernelContext*> context = context_of(options); !context.ok())
-    return std::move(context).error();
-
-  std::vector<std::optional<Error>> errors(specs.size());
+std::vector<Status> warmup_each(Span<const WarmupItem> items, unsigned jobs,
+                                const WarmupProgress& progress) {
+  std::vector<Status> outcomes(items.size(), Status(std::monostate{}));
   std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  std::mutex progress_mutex;  // progress is told one call at a time
   auto work = [&]() noexcept {
-    for (size_t i = next.fetch_add(1); i < specs.size(); i = next.fetch_add(1)) {
+    for (size_t i = next.fetch_add(1); i < items.size(); i = next.fetch_add(1)) {
       try {
-        Result<Kernel> kernel = compile_transfer(specs[i], options, kind);
-        if (!kernel.ok()) errors[i] = std::move(kernel).error();
+        Result<Kernel> kernel = compile_transfer(items[i].spec, items[i].options, items[i].kind);
+        if (!kernel.ok()) outcomes[i] = std::move(kernel).error();
       } catch (const Error& error) {
-        errors[i] = error;
+        outcomes[i] = error;
       } catch (const std::exception& exception) {
-        errors[i] =
+        outcomes[i] =
             Error(ErrorCode::kInternal, std::string("warmup: compile threw: ") + exception.what());
       } catch (...) {
-        errors[i] = Error(ErrorCode::kInternal, "warmup: compile threw an unknown exception");
+        outcomes[i] = Error(ErrorCode::kInternal, "warmup: compile threw an unknown exception");
+      }
+      const size_t finished = done.fetch_add(1) + 1;
+      if (progress) {
+        std::lock_guard lock(progress_mutex);
+        try {
+          progress(finished, items.size());
+        } catch (...) {  // a caller's progress display must not end the compiles
+        }
       }
     }
   };
-  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::min(hardware, specs.size());
+  const size_t wanted = jobs != 0 ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min(wanted, items.size());
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) {
     try {
@@ -307,7 +313,22 @@ Status warmup(Span<const TransferSpec> specs, const CompileOptions& options, Ker
   }
   work();
   for (std::thread& thread : pool) thread.join();
+  return outcomes;
+}
 
+Status warmup(Span<const TransferSpec> specs, const CompileOptions& options, KernelKind kind) {
+  if (specs.empty()) return std::monostate{};
+  // Options errors are the same for every spec: report them once, as themselves.
+  if (Result<const KernelContext*> context = context_of(options); !context.ok())
+    return std::move(context).error();
+
+  std::vector<WarmupItem> items;
+  items.reserve(specs.size());
+  for (const TransferSpec& spec : specs) items.push_back({spec, options, kind});
+  const std::vector<Status> outcomes = warmup_each(items);
+  std::vector<const Error*> errors(specs.size(), nullptr);
+  for (size_t i = 0; i < outcomes.size(); ++i)
+    if (!outcomes[i].ok()) errors[i] = &outcomes[i].error();
   size_t failed = 0;
   std::optional<size_t> first;
   for (size_t i = 0; i < specs.size(); ++i) {

@@ -539,6 +539,49 @@ TEST_F(CompileTransfer, WarmupNamesTheFirstFailingSpec) {
   EXPECT_EQ(status.error().code(), ErrorCode::kUsage);
 }
 
+// warmup_each: each item with options and a kind of its own, one outcome per item in order, the
+// progress told once per item (one call at a time, done counting up to the total), on the number
+// of threads asked for.
+TEST_F(CompileTransfer, WarmupEachCompilesItemsWithTheirOwnOptionsAndTellsProgress) {
+  tmemjit_test::SpecText text =
+      tmemjit_test::identity_spec(Opcode::parse("tcgen05.st.sync.aligned.32x32b.x4.b32").value());
+  text.tmem = "tensor((4,32,4), S[(4,32,4):(32@TLane,1@TLane,2@TCol)], b32)";
+  CompileOptions sm90;
+  sm90.target = Target::kSm90;
+  CompileOptions nvrtc;
+  nvrtc.backend = Backend::kNvrtc;
+  const std::vector<WarmupItem> items = {{seed(), {}, KernelKind::kRoundtrip},
+                                         {seed(), sm90, KernelKind::kStore},
+                                         {text.make(), {}, KernelKind::kRoundtrip},
+                                         {seed(), nvrtc, KernelKind::kRoundtrip}};
+  std::vector<size_t> told;
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+  const std::vector<Status> outcomes =
+      warmup_each(items, /*jobs=*/3, [&](size_t done, size_t total) {
+        overlapped = overlapped || inside.fetch_add(1) != 0;
+        EXPECT_EQ(total, items.size());
+        told.push_back(done);
+        inside.fetch_sub(1);
+      });
+  ASSERT_EQ(outcomes.size(), items.size());
+  EXPECT_TRUE(outcomes[0].ok()) << outcomes[0].error().full_text();
+  EXPECT_TRUE(outcomes[1].ok()) << outcomes[1].error().full_text();
+  ASSERT_FALSE(outcomes[2].ok());
+  EXPECT_EQ(outcomes[2].error().code(), ErrorCode::kRule);
+  ASSERT_FALSE(outcomes[3].ok());
+  EXPECT_EQ(outcomes[3].error().code(), ErrorCode::kUsage);
+  EXPECT_EQ(told, (std::vector<size_t>{1, 2, 3, 4}));
+  EXPECT_FALSE(overlapped);
+  // Each item's own key: the sm_90 store kernel is its own entry, beside the sm_100a roundtrip.
+  reset_cache_stats();
+  ASSERT_TRUE(compile_transfer(seed(), sm90, KernelKind::kStore).ok());
+  ASSERT_TRUE(compile_transfer(seed()).ok());
+  EXPECT_EQ(cache_stats().hits, 2u);
+  EXPECT_EQ(cache_stats().misses, 0u);
+  EXPECT_TRUE(warmup_each({}).empty());
+}
+
 TEST_F(CompileTransfer, WithoutADriverCompilesAndLoadFailsClearly) {
   if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ::dlclose(driver);
