@@ -21,7 +21,15 @@ static cudaError_t as_blackwell(const char* name, struct cudaDeviceProp* propert
   return status;
 }
 
-/* The runtime API's header maps cudaGetDeviceProperties to the _v2 entry point (CUDA 12). */
+#if defined(cudaGetDeviceProperties)
+/* CUDA 12: the runtime API's header maps cudaGetDeviceProperties to the _v2 entry point. */
 cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp* properties, int device) {
   return as_blackwell("cudaGetDeviceProperties_v2", properties, device);
 }
+#else
+/* CUDA 13: the plain entry point again (libcudart.so.13 has no _v2); measured on an H100, the
+ * shim with only the _v2 name let the tutorial see 9.0. */
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* properties, int device) {
+  return as_blackwell("cudaGetDeviceProperties", properties, device);
+}
+#endif

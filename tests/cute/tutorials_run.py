@@ -109,7 +109,8 @@ def run(args, tutorial, directory, work):
     shim = work / "libblackwell_properties.so"
     if not shim.exists():
         here = pathlib.Path(__file__).resolve().parent
-        made = subprocess.run([args.nvcc, "-shared", "-Xcompiler", "-fPIC",
+        # No runtime of its own: it finds the program's through RTLD_NEXT.
+        made = subprocess.run([args.nvcc, "-shared", "-cudart", "none", "-Xcompiler", "-fPIC",
                                str(here / "blackwell_properties.c"), "-o", str(shim), "-ldl"],
                               capture_output=True, text=True)
         if made.returncode != 0:
