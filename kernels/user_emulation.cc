@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "kernels/device_function.h"
 #include "kernels/emulation_kernels.h"
@@ -753,6 +756,101 @@ int returned_words(const Opcode& op) { return op.regs_per_thread() + (op.reduces
 
 // ---- the lowering -------------------------------------------------------------------------------
 
+// ---- which entries use the emulated state
+// ---------------------------------------------------------
+
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
+}
+
+size_t skip_blanks(std::string_view text, size_t at) {
+  while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+  return at;
+}
+
+// Past a parenthesized list at `at` (the return parameters of a .func or a call), or `at`.
+size_t skip_parenthesized(std::string_view text, size_t at) {
+  if (at >= text.size() || text[at] != '(') return at;
+  const size_t close = text.find(')', at);
+  return close == std::string_view::npos ? text.size() : close + 1;
+}
+
+std::string_view identifier_at(std::string_view text, size_t at) {
+  size_t end = at;
+  while (end < text.size() && is_identifier_char(text[end])) ++end;
+  return text.substr(at, end - at);
+}
+
+// A function header's name: ".entry NAME(...)" or ".func (.param ...) NAME(...)".
+std::string_view function_name(std::string_view header) {
+  size_t at = header.find(".entry");
+  at = at != std::string_view::npos ? at + 6 : header.find(".func");
+  if (at == std::string_view::npos) return {};
+  if (header.compare(at, 5, ".func") == 0) at += 5;
+  at = skip_blanks(header, skip_parenthesized(header, skip_blanks(header, at)));
+  return identifier_at(header, at);
+}
+
+// The function a call statement calls ("call.uni (r), f, (a);", "@p call f;"); empty otherwise.
+std::string_view callee(std::string_view instruction) {
+  size_t at = skip_blanks(instruction, 0);
+  if (at < instruction.size() && instruction[at] == '@')
+    at = skip_blanks(instruction, instruction.find_first_of(" \t\n", at));
+  if (instruction.compare(at, 4, "call") != 0) return {};
+  at = instruction.find_first_of(" \t\n(", at);
+  if (at == std::string_view::npos) return {};
+  at = skip_blanks(instruction, skip_parenthesized(instruction, skip_blanks(instruction, at)));
+  if (at < instruction.size() && instruction[at] == ',') at = skip_blanks(instruction, at + 1);
+  return identifier_at(instruction, at);
+}
+
+// The offsets of the '{' of the entries whose body, or a function it calls (transitively), has a
+// tcgen05 statement: the kernels of a standalone module that clear its state (docs/emulation.md
+// §Standalone modules). A kernel of the module that touches no emulated state (Thrust's helper
+// kernels beside a CuTe tutorial's) neither clears it nor is bounded by it.
+Result<std::set<size_t>> entries_using_tcgen05(std::string_view blank, std::string_view name) {
+  struct Function {
+    size_t open = 0;
+    bool entry = false, uses = false;
+    std::vector<std::string> calls;
+  };
+  std::map<std::string, Function, std::less<>> functions;
+  Function* current = nullptr;
+  std::string_view header;
+  int depth = 0;
+  Scanner scanner(blank, name);
+  for (;;) {
+    auto next = scanner.next();
+    if (!next) return std::move(next).error();
+    if (!next->has_value()) break;
+    const Statement& st = **next;
+    const std::string_view text = blank.substr(st.begin, st.end - st.begin);
+    if (st.kind == StatementKind::kDirective && depth == 0) header = text;
+    if (st.kind == StatementKind::kOpen && depth++ == 0) {
+      current = &functions[std::string(function_name(header))];
+      current->open = st.begin;
+      current->entry = header.find(".entry") != std::string_view::npos;
+    }
+    if (st.kind == StatementKind::kClose && --depth == 0) current = nullptr;
+    if (st.kind != StatementKind::kInstruction || current == nullptr) continue;
+    if (text.find("tcgen05.") != std::string_view::npos) current->uses = true;
+    if (const std::string_view called = callee(text); !called.empty())
+      current->calls.emplace_back(called);
+  }
+  for (bool changed = true; changed;) {  // uses spreads to callers
+    changed = false;
+    for (auto& [function_name_, function] : functions)
+      for (const std::string& called : function.calls)
+        if (auto it = functions.find(called);
+            !function.uses && it != functions.end() && it->second.uses)
+          function.uses = changed = true;
+  }
+  std::set<size_t> opens;
+  for (const auto& [function_name_, function] : functions)
+    if (function.entry && function.uses) opens.insert(function.open);
+  return opens;
+}
+
 class Lowering {
  public:
   Lowering(std::string_view ptx, std::string_view source, std::uint32_t first_id, bool standalone)
@@ -773,6 +871,11 @@ class Lowering {
     // A standalone module's kernels clear their state first, when they use one (docs/emulation.md
     // §Standalone modules).
     standalone_ = standalone_ && blank_.find("tcgen05.") != std::string::npos;
+    if (standalone_) {
+      auto clearing = entries_using_tcgen05(blank_, name_);
+      if (!clearing) return std::move(clearing).error();
+      clearing_entries_ = std::move(clearing).value();
+    }
     Scanner scanner(blank_, name_);
     for (;;) {
       auto next = scanner.next();
@@ -800,7 +903,8 @@ class Lowering {
       case StatementKind::kOpen:
         ++depth_;
         registers_.open();
-        if (depth_ == 1 && standalone_ && is_entry(header_)) insert_after(s, kStandaloneEnter);
+        if (depth_ == 1 && standalone_ && is_entry(header_) && clearing_entries_.contains(s.begin))
+          insert_after(s, kStandaloneEnter);
         declare_header_registers();
         return ok();
       case StatementKind::kClose:
@@ -1738,6 +1842,7 @@ class Lowering {
   bool target_seen_ = false;
   bool help_at_waits_ = false;
   bool standalone_ = false;
+  std::set<size_t> clearing_entries_;  // the '{' of each entry that clears a standalone state
   RegisterTable registers_;
   std::vector<std::string> instructions_, notes_;
   std::uint32_t next_id_;
