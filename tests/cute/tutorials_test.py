@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CuTe's SM100 tutorial kernels through `tmemjit emulate` (CTest CuteTutorialsLower, label cute).
+"""CuTe's SM100 tutorial kernels through `tmemjit emulate` (CTest CuteTutorialsLower.NN, label cute).
 
 Issue 40, item 5 (e): the tutorials in the installed nvidia-cutlass wheel
 (examples/cute/tutorial/blackwell, beside the include directory CuTe's tests use) are compiled
