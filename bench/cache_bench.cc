@@ -165,13 +165,12 @@ int child(const char* mode, const char* dir) {
   options.dir = dir;
   tmem::set_cache_options(options);
   const auto start = std::chrono::steady_clock::now();
-  tmem::TransferCompileReport report;
-  const bool ok =
-      tmem::compile_transfer_reported(spec, {}, tmem::KernelKind::kRoundtrip, &report).ok();
+  tmem::CompileReport report;
+  const bool ok = tmem::compile_transfer(spec, {}, tmem::KernelKind::kRoundtrip, &report).ok();
   const double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-  const bool expected = report.lookup == (options.enabled ? tmem::ModuleCache::Lookup::kDiskHit
-                                                          : tmem::ModuleCache::Lookup::kUncached);
+  const bool expected =
+      options.enabled ? report.cache == tmem::CacheSource::kDisk : !report.cache_enabled;
   if (!ok || !expected) return 1;
   std::printf("%.0f\n", ns);
   return 0;

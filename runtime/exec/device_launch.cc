@@ -36,10 +36,10 @@ Result<HarnessKernel> harness_kernel(const TransferSpec& spec, const Plan& plan,
   Result<Plan> checked = check(spec);
   if (!checked.ok()) return std::move(checked).error();
   if (*checked == plan) {
-    TransferCompileReport report;
-    Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, &report);
+    std::vector<kernels::EmulatedInstruction> checked_forms;
+    Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, nullptr, &checked_forms);
     if (!kernel.ok()) return std::move(kernel).error();
-    return HarnessKernel{std::move(kernel).value(), std::move(report.checked)};
+    return HarnessKernel{std::move(kernel).value(), std::move(checked_forms)};
   }
   Result<HarnessModule> harness = harness_module(plan, kind, options);
   if (!harness.ok()) return std::move(harness).error();

@@ -152,17 +152,27 @@ Result<std::shared_ptr<Kernel::Impl>> make_impl(std::shared_ptr<const Payload> p
                                         /*ptx_fallback=*/target == Target::kSm90);
 }
 
-void fill_report(TransferCompileReport& report, const Kernel::Impl& impl) {
-  if (const KernelEntryMeta* meta = impl.meta()) {
-    report.log = meta->log;
-    report.code = meta->code;
-    report.checked = meta->checked;
+void fill_report(CompileReport* report, std::vector<kernels::EmulatedInstruction>* checked,
+                 const Kernel::Impl& impl) {
+  const KernelEntryMeta* meta = impl.meta();
+  if (meta == nullptr) return;
+  if (report != nullptr) {
+    report->log = meta->log;
+    report->code = meta->code;
   }
+  if (checked != nullptr) *checked = meta->checked;
+}
+
+void report_lookup(CompileReport* report, ModuleCache::Lookup lookup, double compile_ms) {
+  if (report == nullptr) return;
+  report->cache = source_of(lookup);
+  report->cache_enabled = lookup != ModuleCache::Lookup::kUncached;
+  report->compile_ms = compile_ms;
 }
 
 Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& context, KernelKind kind,
-                            const HitKey& hit_key, const Key128& key,
-                            TransferCompileReport* report) {
+                            const HitKey& hit_key, const Key128& key, CompileReport* report,
+                            std::vector<kernels::EmulatedInstruction>* checked) {
   const auto entered = ExitPoint::instance().enter();
   if (!entered) return exiting_error();
   const uint64_t generation = module_cache().generation();
@@ -175,12 +185,9 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& conte
       },
       cached);
   const ModuleCache::Lookup lookup = cached.lookup;
-  if (report != nullptr) {
-    report->lookup = lookup;
-    report->compile_ms = cached.compile_ms;
-  }
+  report_lookup(report, lookup, cached.compile_ms);
   if (!impl.ok()) return std::move(impl).error();
-  if (report != nullptr) fill_report(*report, **impl);
+  fill_report(report, checked, **impl);
   if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl).value());
   return Kernel(kernel_table().insert(hit_key, generation, std::move(impl).value()));
 }
@@ -208,7 +215,12 @@ Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions
 }
 
 Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const CompileOptions& options,
-                                         KernelKind kind, TransferCompileReport* report) {
+                                         KernelKind kind, CompileReport* report,
+                                         std::vector<kernels::EmulatedInstruction>* checked) {
+  if (report != nullptr) {
+    *report = CompileReport{};
+    report->entry = kernels::kernel_name(kind);
+  }
   Result<const KernelContext*> context = context_of(options);
   if (!context.ok()) return std::move(context).error();
   const HitKey hit_key{spec.fingerprint(), (*context)->digest, kind};
@@ -217,22 +229,21 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
     if (std::shared_ptr<Kernel::Impl> hit = kernel_table().find(hit_key, cache.generation())) {
       cache.count_hit();
       if (report != nullptr) {
-        report->key = key_of(hit_key.spec, kind, hit_key.context);
+        report->key = key_of(hit_key.spec, kind, hit_key.context).hex();
         report->backend = (*context)->options.backend;
-        report->lookup = ModuleCache::Lookup::kMemoryHit;
-        report->compile_ms = 0;
-        fill_report(*report, *hit);
       }
+      report_lookup(report, ModuleCache::Lookup::kMemoryHit, 0);
+      fill_report(report, checked, *hit);
       return Kernel(std::move(hit));
     }
   }
   // The cache key's XXH3 is computed only here: memory and disk caches are keyed by it.
   const Key128 key = key_of(hit_key.spec, kind, hit_key.context);
   if (report != nullptr) {
-    report->key = key;
+    report->key = key.hex();
     report->backend = (*context)->options.backend;
   }
-  return compile_slow(spec, **context, kind, hit_key, key, report);
+  return compile_slow(spec, **context, kind, hit_key, key, report, checked);
 }
 
 std::string_view to_string(CacheSource source) noexcept {
@@ -251,25 +262,12 @@ std::string_view to_string(CacheSource source) noexcept {
 
 Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
                                 KernelKind kind, CompileReport* report) {
-  TransferCompileReport info;
-  Result<Kernel> kernel = compile_transfer_reported(spec, options, kind, &info);
-  if (report != nullptr) {
-    *report = CompileReport{};
-    report->cache = source_of(info.lookup);
-    report->cache_enabled = info.lookup != ModuleCache::Lookup::kUncached;
-    report->backend = info.backend;
-    report->compile_ms = info.compile_ms;
-    report->key = info.key.hex();
-    report->log = info.log;
-    report->code = info.code;
-    report->entry = kernels::kernel_name(kind);
-  }
-  return kernel;
+  return compile_transfer_reported(spec, options, kind, report, nullptr);
 }
 
 Result<Kernel> compile_transfer(const TransferSpec& spec, const CompileOptions& options,
                                 KernelKind kind) {
-  return compile_transfer_reported(spec, options, kind, nullptr);
+  return compile_transfer_reported(spec, options, kind, nullptr, nullptr);
 }
 
 std::vector<Status> warmup_each(Span<const WarmupItem> items, unsigned jobs,

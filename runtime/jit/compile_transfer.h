@@ -25,19 +25,6 @@ namespace tmem {
 Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
                                   KernelKind kind);
 
-// What one compile_transfer call did.
-struct TransferCompileReport {
-  ModuleCache::Lookup lookup = ModuleCache::Lookup::kCompiled;
-  Key128 key;
-  Backend backend = Backend::kNvJitLink;  // the resolved backend
-  double compile_ms = 0;  // the compile this call ran (check, build, print, compiler); else 0
-  std::string log;        // the compiler's log kept with the entry (also after a disk hit)
-  CodeStats code;         // the kernel's code, read from its cubin when it was compiled
-  // Target::kSm90: what the emulated harness kernel's status codes name (code k + 1 is
-  // checked[k], kernels::check_emulation_status); empty for other targets.
-  std::vector<kernels::EmulatedInstruction> checked;
-};
-
 // The harness kernel `kind` of a checked plan as PTX IR for options.target and
 // options.cta_group: Target::kSm90 gives the emulated kernel and the list of what its status
 // codes name (kernels/emulation_kernels.h); other targets, no list.
@@ -48,8 +35,12 @@ struct HarnessModule {
 Result<HarnessModule> harness_module(const Plan& plan, KernelKind kind,
                                      const CompileOptions& options);
 
-// compile_transfer, filling `report` (which may be null).
+// compile_transfer, filling `report` and `checked` (either may be null). `checked` is what the
+// status codes of a Target::kSm90 harness kernel name (code k + 1 is checked[k],
+// kernels::check_emulation_status); empty for other targets. It is kept out of the public
+// CompileReport: only the library's own launcher decodes those codes.
 Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const CompileOptions& options,
-                                         KernelKind kind, TransferCompileReport* report);
+                                         KernelKind kind, CompileReport* report,
+                                         std::vector<kernels::EmulatedInstruction>* checked);
 
 }  // namespace tmem

@@ -141,20 +141,20 @@ TEST_F(CompileTransfer, FirstCallMissesSecondHitsThenDiskThenMissAgain) {
   // Memory dropped, disk kept: a disk hit with the same bytes, then memory hits again.
   const std::vector<char> cubin(first->cubin().begin(), first->cubin().end());
   ASSERT_TRUE(clear_cache(false).ok());
-  TransferCompileReport report;
-  Result<Kernel> third = compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report);
+  CompileReport report;
+  Result<Kernel> third = compile_transfer(spec, {}, KernelKind::kRoundtrip, &report);
   ASSERT_TRUE(third.ok());
-  EXPECT_EQ(report.lookup, ModuleCache::Lookup::kDiskHit);
+  EXPECT_EQ(report.cache, CacheSource::kDisk);
   EXPECT_EQ(cache_stats().disk_hits, 1u);
   EXPECT_TRUE(std::equal(cubin.begin(), cubin.end(), third->cubin().begin(), third->cubin().end()));
   EXPECT_EQ(third->ptx(), first->ptx());
-  ASSERT_TRUE(compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report).ok());
-  EXPECT_EQ(report.lookup, ModuleCache::Lookup::kMemoryHit);
+  ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kRoundtrip, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kMemory);
 
   // Both dropped: compiled again.
   ASSERT_TRUE(clear_cache(true).ok());
-  ASSERT_TRUE(compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report).ok());
-  EXPECT_EQ(report.lookup, ModuleCache::Lookup::kCompiled);
+  ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kRoundtrip, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kCompiled);
   stats = cache_stats();
   EXPECT_EQ(stats.misses, 2u);
   EXPECT_EQ(stats.hits, 2u);
@@ -309,10 +309,10 @@ TEST_F(CompileTransfer, CorruptAndTruncatedEntriesAreRecompiledAndReplaced) {
     write_file(path, bad);
     ASSERT_TRUE(clear_cache(false).ok());
     reset_cache_stats();
-    TransferCompileReport report;
-    Result<Kernel> kernel = compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report);
+    CompileReport report;
+    Result<Kernel> kernel = compile_transfer(spec, {}, KernelKind::kRoundtrip, &report);
     ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
-    EXPECT_EQ(report.lookup, ModuleCache::Lookup::kCompiled);
+    EXPECT_EQ(report.cache, CacheSource::kCompiled);
     EXPECT_EQ(cache_stats().misses, 1u);
     EXPECT_EQ(cache_stats().disk_writes, 1u);
     const std::string replaced = read_file(path);
@@ -321,9 +321,9 @@ TEST_F(CompileTransfer, CorruptAndTruncatedEntriesAreRecompiledAndReplaced) {
   }
   // The replacement is a valid entry: a later process (here: memory dropped) hits it.
   ASSERT_TRUE(clear_cache(false).ok());
-  TransferCompileReport report;
-  ASSERT_TRUE(compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report).ok());
-  EXPECT_EQ(report.lookup, ModuleCache::Lookup::kDiskHit);
+  CompileReport report;
+  ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kRoundtrip, &report).ok());
+  EXPECT_EQ(report.cache, CacheSource::kDisk);
 }
 
 // A cache root no one can create (below a regular file): works from memory, warns once.
@@ -341,10 +341,10 @@ TEST_F(CompileTransfer, AnEntryOfAnotherKeyIsNotServed) {
   write_file(path, read_file(entry_path(other)));  // a valid entry, for the other key
   ASSERT_TRUE(clear_cache(false).ok());
   reset_cache_stats();
-  TransferCompileReport report;
-  Result<Kernel> kernel = compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report);
+  CompileReport report;
+  Result<Kernel> kernel = compile_transfer(spec, {}, KernelKind::kRoundtrip, &report);
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
-  EXPECT_EQ(report.lookup, ModuleCache::Lookup::kCompiled);
+  EXPECT_EQ(report.cache, CacheSource::kCompiled);
   EXPECT_EQ(std::vector<char>(kernel->cubin().begin(), kernel->cubin().end()), own_cubin);
   EXPECT_TRUE(
       decode_entry(transfer_cache_key(spec, {}, KernelKind::kRoundtrip).value(), read_file(path))
@@ -433,29 +433,32 @@ TEST_F(CompileTransfer, Sm90CompilesTheEmulatedHarnessAndKeepsWhatItsStatusCodes
   const TransferSpec spec = seed();
   CompileOptions options;
   options.target = Target::kSm90;
-  TransferCompileReport report;
-  Result<Kernel> kernel = compile_transfer_reported(spec, options, KernelKind::kRoundtrip, &report);
+  CompileReport report;
+  std::vector<kernels::EmulatedInstruction> compiled;
+  Result<Kernel> kernel =
+      compile_transfer_reported(spec, options, KernelKind::kRoundtrip, &report, &compiled);
   ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
   EXPECT_EQ(kernel->target(), Target::kSm90);
   EXPECT_EQ(std::string(kernel->ptx()),
             transfer_ptx(spec, KernelKind::kRoundtrip, Target::kSm90).value());
   EXPECT_NE(kernel->ptx().find(".target sm_90\n"), std::string_view::npos);
   EXPECT_NE(kernel->ptx().find(kernels::kEmuParam), std::string_view::npos);
-  ASSERT_FALSE(report.checked.empty());
-  EXPECT_TRUE(report.checked.front().text.starts_with("tcgen05.st")) << report.checked.front().text;
+  ASSERT_FALSE(compiled.empty());
+  EXPECT_TRUE(compiled.front().text.starts_with("tcgen05.st")) << compiled.front().text;
   EXPECT_GT(report.code.instructions, 0);
-  const std::vector<kernels::EmulatedInstruction> compiled = report.checked;
 
   // Memory dropped, disk kept (as another process sees it): the entry read from disk.
   ASSERT_TRUE(clear_cache(false).ok());
-  TransferCompileReport from_disk;
-  ASSERT_TRUE(compile_transfer_reported(spec, options, KernelKind::kRoundtrip, &from_disk).ok());
-  EXPECT_EQ(from_disk.lookup, ModuleCache::Lookup::kDiskHit);
-  ASSERT_EQ(from_disk.checked.size(), compiled.size());
+  CompileReport from_disk;
+  std::vector<kernels::EmulatedInstruction> read;
+  ASSERT_TRUE(
+      compile_transfer_reported(spec, options, KernelKind::kRoundtrip, &from_disk, &read).ok());
+  EXPECT_EQ(from_disk.cache, CacheSource::kDisk);
+  ASSERT_EQ(read.size(), compiled.size());
   for (size_t i = 0; i < compiled.size(); ++i) {
-    EXPECT_EQ(from_disk.checked[i].text, compiled[i].text);
-    EXPECT_EQ(from_disk.checked[i].body_index, compiled[i].body_index);
-    EXPECT_EQ(from_disk.checked[i].alloc_columns, compiled[i].alloc_columns);
+    EXPECT_EQ(read[i].text, compiled[i].text);
+    EXPECT_EQ(read[i].body_index, compiled[i].body_index);
+    EXPECT_EQ(read[i].alloc_columns, compiled[i].alloc_columns);
   }
   EXPECT_EQ(from_disk.code, report.code);
 }
@@ -474,20 +477,20 @@ TEST_F(CompileTransfer, MetadataThatDoesNotParseIsCompiledAgainWithAWarning) {
     SCOPED_TRACE(meta);
     ASSERT_TRUE(clear_cache(true).ok());
     ASSERT_TRUE(testing::plant_entry(key, meta));
-    TransferCompileReport report;
+    CompileReport report;
     ::testing::internal::CaptureStderr();
-    Result<Kernel> kernel = compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &report);
+    Result<Kernel> kernel = compile_transfer(spec, {}, KernelKind::kRoundtrip, &report);
     const std::string err = ::testing::internal::GetCapturedStderr();
     ASSERT_TRUE(kernel.ok()) << kernel.error().full_text();
-    EXPECT_EQ(report.lookup, ModuleCache::Lookup::kCompiled);
+    EXPECT_EQ(report.cache, CacheSource::kCompiled);
     EXPECT_NE(err.find("unusable metadata (cache entry metadata is damaged"), std::string::npos)
         << err;
     EXPECT_NE(kernel->ptx().find("tcgen05.st"), std::string_view::npos);
     // The replacement is on disk: another process (memory dropped) reads a good entry.
     ASSERT_TRUE(clear_cache(false).ok());
-    TransferCompileReport again;
-    ASSERT_TRUE(compile_transfer_reported(spec, {}, KernelKind::kRoundtrip, &again).ok());
-    EXPECT_EQ(again.lookup, ModuleCache::Lookup::kDiskHit);
+    CompileReport again;
+    ASSERT_TRUE(compile_transfer(spec, {}, KernelKind::kRoundtrip, &again).ok());
+    EXPECT_EQ(again.cache, CacheSource::kDisk);
   }
   ASSERT_TRUE(clear_cache(true).ok());
 }
