@@ -408,11 +408,6 @@ Status ModuleCache::clear(bool disk_too) {
   return std::monostate{};
 }
 
-ModuleCache& module_cache() {
-  static ModuleCache cache(cache_options_from_env());
-  return cache;
-}
-
 CacheOptions cache_options() { return module_cache().options(); }
 void set_cache_options(const CacheOptions& options) { module_cache().configure(options); }
 void set_cache_dir(const std::string& dir) {

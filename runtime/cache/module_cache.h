@@ -147,8 +147,8 @@ class ModuleCache {
   std::atomic<uint64_t> remote_lock_waits_{0};
 };
 
-// The cache behind tmem::compile_transfer and the tmem::cache_* functions; configured from the
-// environment on first use.
+// The cache behind tmem::compile_transfer and the tmem::cache_* functions: the calling thread's
+// tmem::Runtime's, defined by the runtime that owns it (runtime/jit/runtime_state.cc).
 ModuleCache& module_cache();
 
 // Who answered a lookup, as CompileReport says it (kUncached is a compile).

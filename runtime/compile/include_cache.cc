@@ -250,9 +250,4 @@ void IncludeClosureCache::clear() {
   state_->memo.files.clear();
 }
 
-IncludeClosureCache& include_closure_cache() {
-  static IncludeClosureCache cache;
-  return cache;
-}
-
 }  // namespace tmem

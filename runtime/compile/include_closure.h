@@ -153,7 +153,8 @@ class IncludeClosureCache {
   std::unique_ptr<State> state_;
 };
 
-// The process's cache (compile_kernel's).
+// The calling thread's tmem::Runtime's cache (compile_kernel's); defined by the runtime that owns
+// it (runtime/jit/runtime_state.cc).
 IncludeClosureCache& include_closure_cache();
 
 }  // namespace tmem

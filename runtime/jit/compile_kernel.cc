@@ -27,6 +27,7 @@
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_request.h"
 #include "runtime/jit/kernel_table.h"
+#include "runtime/jit/runtime_state.h"
 #include "runtime/jit/source_stage.h"
 #include "runtime/jit/tiers.h"
 #include "runtime/support/exit_point.h"
@@ -45,11 +46,8 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-using KernelTable = tmem::KernelTable<Key128, Key128Hash>;
-
-KernelTable& kernel_table() {
-  static KernelTable table;
-  return table;
+KernelTable<Key128, Key128Hash>& kernel_table() {
+  return current_runtime_state().specialized_kernels();
 }
 
 // The source's file name and entry in messages: user text, quoted up to a bound
@@ -83,7 +81,7 @@ Result<Includes> includes_of(const KernelSource& source, const KernelContext& co
     // layout's transfers and serve them to the next. Scanned alone, the transfers' header is
     // looked up like any other and is missing when reached.
     query.source = named_first;
-    auto alone = include_closure_cache().closure(query);
+    auto alone = current_runtime_state().include_closures().closure(query);
     if (!alone.ok()) return std::move(alone).error();
     for (const std::string& missing : (*alone)->missing)
       if (missing.starts_with(kernels::kTransfersHeader))
@@ -98,7 +96,7 @@ Result<Includes> includes_of(const KernelSource& source, const KernelContext& co
   const std::string source_text = named_first + source.text;  // as NVRTC reads it
   query.source = source_text;
   query.in_memory = {std::string(kernels::kTransfersHeader)};
-  auto closure = include_closure_cache().closure(query);
+  auto closure = current_runtime_state().include_closures().closure(query);
   if (!closure.ok()) return std::move(closure).error();
   Includes includes{(*closure)->digest, static_cast<int>((*closure)->files.size()), *closure, {}};
   if (!(*closure)->unresolved.empty())
@@ -280,13 +278,9 @@ class EagerPipeline final : public EagerCompiler {
   }
 };
 
-// Never destroyed: background jobs refer to it until the exit point joins them (tiers.h).
-TieredCompiler& tiered_compiler() {
-  static TieredCompiler* tiers = new TieredCompiler(*new EagerPipeline);
-  return *tiers;
-}
-
 }  // namespace
+
+std::unique_ptr<EagerCompiler> make_eager_pipeline() { return std::make_unique<EagerPipeline>(); }
 
 Result<Kernel> compile_kernel(const KernelSource& source, Span<const NamedTransfer> transfers,
                               const CompileOptions& options) {
@@ -308,7 +302,7 @@ Result<Kernel> compile_kernel(const KernelSource& given, Span<const NamedTransfe
   if (!includes.ok()) return std::move(includes).error();
   const Request request{source, transfers, *context, *includes,
                         kernel_key(source, transfers, *context, includes->digest)};
-  auto impl = tiered_compiler().compile(request, options.specialization, report);
+  auto impl = current_runtime_state().tiers().compile(request, options.specialization, report);
   if (!impl.ok()) return std::move(impl).error();
   return Kernel(std::move(*impl));
 }

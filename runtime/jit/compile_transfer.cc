@@ -25,6 +25,7 @@
 #include "runtime/jit/kernel_context.h"
 #include "runtime/jit/kernel_impl.h"
 #include "runtime/jit/kernel_table.h"
+#include "runtime/jit/runtime_state.h"
 #include "runtime/ptx/ir.h"
 #include "runtime/support/exit_point.h"
 #include "runtime/support/warning.h"
@@ -80,30 +81,6 @@ Key128 key_of(const SpecFingerprint& spec, KernelKind kind, const Key128& contex
   store_le64(&record[40], context.lo);
   store_le64(&record[48], context.hi);
   return hash128(record);
-}
-
-// What identifies an entry in the table of Kernel handles: the parts the cache key is hashed
-// from, compared as they are, so that a hit never computes the key's XXH3 (only a miss does).
-struct HitKey {
-  SpecFingerprint spec;
-  Key128 context;
-  KernelKind kind;
-  friend bool operator==(const HitKey&, const HitKey&) = default;
-};
-
-struct HitKeyHash {
-  // The fingerprint and the digest are uniform hashes already: mixing their low halves suffices.
-  size_t operator()(const HitKey& key) const noexcept {
-    return static_cast<size_t>(key.spec.lo ^ (key.context.lo * 0x9E3779B97F4A7C15ull) ^
-                               static_cast<uint64_t>(key.kind));
-  }
-};
-
-using KernelTable = tmem::KernelTable<HitKey, HitKeyHash>;
-
-KernelTable& kernel_table() {
-  static KernelTable table;
-  return table;
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
@@ -189,7 +166,8 @@ Result<Kernel> compile_slow(const TransferSpec& spec, const KernelContext& conte
   if (!impl.ok()) return std::move(impl).error();
   fill_report(report, checked, **impl);
   if (lookup == ModuleCache::Lookup::kUncached) return Kernel(std::move(impl).value());
-  return Kernel(kernel_table().insert(hit_key, generation, std::move(impl).value()));
+  return Kernel(current_runtime_state().transfer_kernels().insert(hit_key, generation,
+                                                                  std::move(impl).value()));
 }
 
 }  // namespace
@@ -226,7 +204,8 @@ Result<Kernel> compile_transfer_reported(const TransferSpec& spec, const Compile
   const HitKey hit_key{spec.fingerprint(), (*context)->digest, kind};
   ModuleCache& cache = module_cache();
   if (cache.enabled()) {
-    if (std::shared_ptr<Kernel::Impl> hit = kernel_table().find(hit_key, cache.generation())) {
+    if (std::shared_ptr<Kernel::Impl> hit =
+            current_runtime_state().transfer_kernels().find(hit_key, cache.generation())) {
       cache.count_hit();
       if (report != nullptr) {
         report->key = key_of(hit_key.spec, kind, hit_key.context).hex();

@@ -9,6 +9,7 @@
 #include "kernels/emulation_kernels.h"
 #include "runtime/cache/build_id.h"
 #include "runtime/cache/module_cache.h"
+#include "runtime/jit/kernel_table.h"
 #include "runtime/ptx/ir.h"
 #include "runtime/support/hash.h"
 #include "tmem/jit.h"
@@ -24,6 +25,26 @@ namespace tmem {
 // builders may differ, never reuses older entries). kUsage for Backend::kNvrtc.
 Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
                                   KernelKind kind);
+
+// What identifies an entry in a runtime's table of transfer Kernel handles: the parts the cache
+// key is hashed from, compared as they are, so that a hit never computes the key's XXH3 (only a
+// miss does).
+struct HitKey {
+  SpecFingerprint spec;
+  Key128 context;
+  KernelKind kind;
+  friend bool operator==(const HitKey&, const HitKey&) = default;
+};
+
+struct HitKeyHash {
+  // The fingerprint and the digest are uniform hashes already: mixing their low halves suffices.
+  size_t operator()(const HitKey& key) const noexcept {
+    return static_cast<size_t>(key.spec.lo ^ (key.context.lo * 0x9E3779B97F4A7C15ull) ^
+                               static_cast<uint64_t>(key.kind));
+  }
+};
+
+using TransferKernelTable = KernelTable<HitKey, HitKeyHash>;
 
 // The harness kernel `kind` of a checked plan as PTX IR for options.target and
 // options.cta_group: Target::kSm90 gives the emulated kernel and the list of what its status

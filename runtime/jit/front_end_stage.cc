@@ -23,6 +23,7 @@
 #include "runtime/compile/precompiled_headers.h"
 #include "runtime/jit/emulate_module.h"
 #include "runtime/jit/kernel_context.h"
+#include "runtime/jit/runtime_state.h"
 #include "runtime/jit/tiers.h"
 #include "runtime/ptx/text.h"
 #include "runtime/support/settings.h"
@@ -122,7 +123,7 @@ ReachingInclude reaching_include(const KernelSource& source, const KernelContext
   for (const kernels::IncludeDirective& directive : directives) {
     const std::string text = directive.line + "\n";
     query.source = text;
-    auto closure = include_closure_cache().closure(query);
+    auto closure = current_runtime_state().include_closures().closure(query);
     if (!closure.ok()) continue;
     for (const std::string& missing : (*closure)->missing)
       if (missing.starts_with(kernels::kTransfersHeader))
@@ -245,8 +246,7 @@ void make_pch_in_background(const Key128& key, FrontEndCall call, std::vector<st
     }
     PchCache::instance().background_done(key);
   };
-  BackgroundCompiler::instance().post(std::move(job),
-                                      [key] { PchCache::instance().background_done(key); });
+  background_compiler().post(std::move(job), [key] { PchCache::instance().background_done(key); });
 }
 
 Result<CudaRoute> compile_cuda_source(const KernelSource& source,

@@ -11,6 +11,7 @@
 #include "runtime/jit/cached_build.h"
 #include "runtime/jit/compile_transfer.h"
 #include "runtime/jit/kernel_impl.h"
+#include "runtime/jit/runtime_state.h"
 #include "runtime/support/exit_point.h"
 #include "tmem/compile.h"
 #include "tmem/jit.h"
@@ -58,15 +59,8 @@ Status TierSwitch::wait() const {
   return std::monostate{};
 }
 
-BackgroundCompiler& BackgroundCompiler::instance() {
-  // Never destroyed: the exit point shuts it down before static destruction (tiers.h).
-  static BackgroundCompiler* compiler = [] {
-    auto* made = new BackgroundCompiler;
-    ExitPoint::instance().on_exit([made] { made->shutdown(); });
-    return made;
-  }();
-  return *compiler;
-}
+BackgroundCompiler::BackgroundCompiler(std::function<void()> on_thread_start)
+    : on_thread_start_(std::move(on_thread_start)) {}
 
 void BackgroundCompiler::post(std::function<void()> job, std::function<void()> dropped) {
   std::lock_guard lock(mutex_);
@@ -78,7 +72,10 @@ void BackgroundCompiler::post(std::function<void()> job, std::function<void()> d
   if (!thread_) {
     // What the job will use exists by now; the exit handler goes after it (exit_point.h).
     ExitPoint::instance().arm();
-    thread_.emplace([this] { loop(); });
+    thread_.emplace([this] {
+      if (on_thread_start_) on_thread_start_();
+      loop();
+    });
   }
   cv_.notify_one();
 }
@@ -113,8 +110,8 @@ BackgroundCompiles BackgroundCompiler::pending() const {
   return {static_cast<int>(queue_.size()), running_ ? 1 : 0};
 }
 
-BackgroundCompiles background_compiles() { return BackgroundCompiler::instance().pending(); }
-void wait_background_compiles() { BackgroundCompiler::instance().drain(); }
+BackgroundCompiles background_compiles() { return background_compiler().pending(); }
+void wait_background_compiles() { background_compiler().drain(); }
 bool process_exiting() { return ExitPoint::instance().exiting(); }
 
 int BackgroundCompiler::shutdown() {
@@ -224,7 +221,7 @@ Result<std::shared_ptr<Kernel::Impl>> TieredCompiler::generic_impl(
 void TieredCompiler::post_generic_build(const Request& request, const Key128& key) {
   if (claim_build(key)) return;
   auto owned = std::make_shared<OwnedRequest>(request);
-  BackgroundCompiler::instance().post(
+  background_compiler().post(
       [this, owned, key] {
         auto prepared = kernels::prepare_transfers(owned->transfers, kernels::CoordDetail::kForm);
         if (prepared.ok()) {
@@ -254,7 +251,7 @@ void TieredCompiler::post_generic_build(const Request& request, const Key128& ke
 
 void TieredCompiler::post_specialized(const Request& request, std::shared_ptr<TierSwitch> tiers) {
   auto owned = std::make_shared<OwnedRequest>(request);
-  BackgroundCompiler::instance().post(
+  background_compiler().post(
       [this, owned, tiers] {
         tiers->finish(eager_.compile(owned->view(), nullptr));
         erase_pending(owned->key);

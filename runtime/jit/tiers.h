@@ -56,12 +56,14 @@ class TierSwitch {
 };
 
 // One background thread that runs compile jobs in order (the specialized kernels of lazy
-// compiles, generic tiers built for later layouts). At process exit (ExitPoint's handler, before
-// any static destructor) the job that runs finishes, the queued ones are dropped, their TierSwitch
-// told why, and the thread is joined; a job posted after that is dropped at once.
+// compiles, generic tiers built for later layouts), one per tmem::Runtime. At shutdown (its
+// runtime's, or process exit: ExitPoint's handler, before any static destructor) the job that
+// runs finishes, the queued ones are dropped, their TierSwitch told why, and the thread is
+// joined; a job posted after that is dropped at once.
 class BackgroundCompiler {
  public:
-  static BackgroundCompiler& instance();
+  // `on_thread_start` runs first on the thread (the runtime makes itself the thread's current).
+  explicit BackgroundCompiler(std::function<void()> on_thread_start);
   // `job` runs on the background thread; `dropped` runs instead when the process exits first.
   void post(std::function<void()> job, std::function<void()> dropped = {});
   // Blocks until no job is queued or running (tests; a host that wants its caches filled).
@@ -74,11 +76,11 @@ class BackgroundCompiler {
   ~BackgroundCompiler();
 
  private:
-  BackgroundCompiler() = default;
   struct Job {
     std::function<void()> run, dropped;
   };
   void loop();
+  std::function<void()> on_thread_start_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<Job> queue_;
@@ -106,6 +108,9 @@ class EagerCompiler {
   // `report`'s kernel fields from a payload's metadata (a memory hit's).
   virtual void fill_report(CompileReport& report, const KernelEntryMeta& meta) = 0;
 };
+
+// The eager pipeline of compile_kernel (compile_kernel.cc), for a runtime's TieredCompiler.
+std::unique_ptr<EagerCompiler> make_eager_pipeline();
 
 // compile_kernel's tier policy (docs/specialization.md §Tiers) over the eager pipeline: eager
 // passes through; generic compiles (or finds) the generic tier of the transfers' signatures; lazy

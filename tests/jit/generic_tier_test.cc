@@ -18,6 +18,7 @@
 #include "common/cache_test_util.h"
 #include "common/files.h"
 #include "common/spec_fixtures.h"
+#include "jit/epilogue_layouts.h"
 #include "jit/roundtrip_kernel.h"
 #include "kernels/device_function.h"
 #include "kernels/generic_transfer.h"
@@ -26,6 +27,7 @@
 #include "runtime/cache/module_cache.h"
 #include "runtime/compile/sass.h"
 #include "runtime/jit/kernel_impl.h"
+#include "runtime/jit/runtime_state.h"
 #include "runtime/jit/tiers.h"
 #include "tmem/cache.h"
 #include "tmem/specialize.h"
@@ -36,16 +38,9 @@ using testing::kRoundtrip;
 using testing::read_file;
 using testing::TempDir;
 
-TransferSpec layout(const std::string& name) {
-  return TransferSpec::from_json(read_file(std::string(TMEMJIT_SOURCE_DIR) +
-                                           "/examples/epilogue/layouts/" + name + ".json"))
-      .value();
-}
-
+TransferSpec layout(const std::string& name) { return testing::epilogue_layout(name); }
 NamedTransfer transfer(TransferSpec spec, std::string name) {
-  DeviceFunctionOptions options;
-  options.name = std::move(name);
-  return {std::move(spec), options};
+  return testing::named_transfer(std::move(spec), std::move(name));
 }
 
 KernelSource roundtrip() { return {Language::kCuda, kRoundtrip, "roundtrip", "roundtrip.cu"}; }
@@ -64,9 +59,7 @@ KernelSource roundtrip_bits() {
 
 // Layout D (32x32b.x32 twice) and Layout F (16x256b.x8 twice): 64 registers per thread each, so
 // they share one generic tier.
-std::vector<NamedTransfer> layout_d() {
-  return {transfer(layout("d_x32_st"), "acc_st"), transfer(layout("d_x32_ld"), "acc_ld")};
-}
+std::vector<NamedTransfer> layout_d() { return testing::roundtrip_layout_d(); }
 std::vector<NamedTransfer> layout_f() {
   return {transfer(layout("f_16x256b_st"), "acc_st"), transfer(layout("f_16x256b_ld"), "acc_ld")};
 }
@@ -104,7 +97,7 @@ class GenericTier : public ::testing::Test {
   }
   // Background compiles of this test finish before its cache directory goes.
   void TearDown() override {
-    BackgroundCompiler::instance().drain();
+    background_compiler().drain();
     set_cache_options(saved_);
   }
   TempDir dir_;
@@ -255,7 +248,7 @@ TEST_F(GenericTier, LazyWithoutAGenericTierIsEagerAndBuildsItForTheNextLayout) {
       << report.tier_reason;
   // The generic tier builds in the background; once that is done, a new layout finds it in
   // memory, built by no call of this thread.
-  BackgroundCompiler::instance().drain();
+  background_compiler().drain();
   CompileReport probe;
   auto f = compile_kernel(roundtrip(), layout_f(), with(Specialization::kLazy), &probe);
   ASSERT_TRUE(f.ok()) << f.error().full_text();
