@@ -109,6 +109,7 @@ void bind_specialize(nb::module_& m);
 void bind_coords(nb::module_& m);
 void bind_warning(nb::module_& m);
 void bind_emulate(nb::module_& m);
+void bind_runtime(nb::module_& m);
 // Kernel.prepare and Kernel.binding, added to the Kernel class bind_jit made (prepare.cc).
 void bind_prepare(nb::module_& m);
 

@@ -15,4 +15,5 @@ NB_MODULE(_tmemjit, m) {
   tmemjit_py::bind_coords(m);
   tmemjit_py::bind_warning(m);
   tmemjit_py::bind_emulate(m);
+  tmemjit_py::bind_runtime(m);
 }

@@ -11,10 +11,9 @@
 #include "runtime/jit/kernel_table.h"
 #include "runtime/jit/tiers.h"
 #include "runtime/support/hash.h"
+#include "tmem/runtime.h"  // first: a hidden forward declaration would hide Runtime
 
 namespace tmem {
-
-class Runtime;
 
 class RuntimeState {
  public:
