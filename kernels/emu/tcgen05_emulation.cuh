@@ -1400,7 +1400,14 @@ extern "C" __device__ __noinline__ void tmemjit_emu_try_cancel(unsigned int resu
 namespace tmemjit {
 namespace emu {
 namespace {
-__shared__ __align__(8) unsigned long long tma_shadow;
+// 1 KB aligned to 1 KB, so that the dynamic shared memory after it starts 1024-aligned, as it
+// does on hardware (after the 1 KB the system reserves): CuTe's 128B-swizzled TMA destinations
+// need that, and with 8 bytes here tutorials 04 and 05 failed with "misaligned address".
+struct alignas(1024) ShadowBarrier {
+  unsigned long long barrier;
+  unsigned char pad[1024 - sizeof(unsigned long long)];
+};
+__shared__ ShadowBarrier tma_shadow;
 
 // The bytes one tiled TMA of `map` (a CUtensorMap: 16 u64, opaque) moves, which its mbarrier's
 // transaction count receives. Measured on an H100 (driver 580, docs/emulation.md §TMA
@@ -1434,7 +1441,7 @@ extern "C" __device__ __noinline__ unsigned int tmemjit_emu_tma_peer_begin(
     __trap();
   }
   h[kHeaderTmaBytes] = bytes;
-  const u32 shadow = static_cast<u32>(__cvta_generic_to_shared(&tma_shadow));
+  const u32 shadow = static_cast<u32>(__cvta_generic_to_shared(&tma_shadow.barrier));
   asm volatile(
       "mbarrier.init.shared::cta.b64 [%0], 1;\n\t"
       "fence.mbarrier_init.release.cluster;\n\t"
@@ -1488,7 +1495,7 @@ __device__ void release_shadow() {
 __device__ u32 moved_to_cta(u32 address, u32 to) {
   u32 from;
   asm volatile("getctarank.shared::cluster.u32 %0, %1;" : "=r"(from) : "r"(address));
-  const u32 anchor = static_cast<u32>(__cvta_generic_to_shared(&tma_shadow));
+  const u32 anchor = static_cast<u32>(__cvta_generic_to_shared(&tma_shadow.barrier));
   return address - cluster_address(anchor, from) + cluster_address(anchor, to);
 }
 }  // namespace
