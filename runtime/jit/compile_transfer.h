@@ -20,9 +20,10 @@ namespace tmem {
 // The cache key of compile_transfer(spec, options, kind): XXH3-128 of the fixed record
 //   "tmemjit/transfer" | spec.fingerprint() | kind | context digest
 // where the context digest is a KeyBuilder over kCacheKeyFormatVersion, the target, the resolved
-// backend, to_string(options) with the backend resolved, each extra option on its own,
-// compiler_version(backend) and libtmemjit's own GNU build ID (so a rebuilt library, whose kernel
-// builders may differ, never reuses older entries). kUsage for Backend::kNvrtc.
+// backend, the compile options field by field (runtime/cache/options_key.h), each extra option
+// on its own, compiler_version(backend) and libtmemjit's own GNU build ID (so a rebuilt library,
+// whose kernel builders may differ, never reuses older entries): context_digest in
+// kernel_context.cc. kUsage for Backend::kNvrtc.
 Result<Key128> transfer_cache_key(const TransferSpec& spec, const CompileOptions& options,
                                   KernelKind kind);
 

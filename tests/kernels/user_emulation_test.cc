@@ -17,6 +17,7 @@
 
 #include "kernels/device_function.h"
 #include "kernels/emulation_kernels.h"
+#include "common/elf.h"
 #include "kernels/emulation_library.h"
 #include "runtime/compile/backends.h"
 #include "runtime/support/subprocess.h"
@@ -673,6 +674,17 @@ TEST_F(UserEmulationCompile, ThePairGemmAssemblesForTheEmulationTarget) {
   const std::string text(ptx->output.begin(), ptx->output.end());
   ASSERT_NE(text.find(".cta_group::2 ["), std::string::npos) << "the TMA .cta_group::2 is there";
   lowers_and_assembles(text, "sm_100a", "ws_gemm_2cta_sm100.cu");
+  // The TMA's shadow barrier takes a whole 1 KB of static shared memory, so that the dynamic
+  // buffer after it starts 1024-aligned as on hardware (docs/emulation.md, "Launching a lowered
+  // kernel from your own host"): 8 bytes put CuTe's swizzled TMA destinations at 0x410.
+  auto cubin = read_file(dir_->file("k.cubin"));
+  ASSERT_TRUE(cubin.ok()) << cubin.error().message();
+  auto sections = elf::read_sections(std::span<const char>(cubin->data(), cubin->size()));
+  ASSERT_TRUE(sections.ok()) << sections.error().message();
+  uint64_t static_shared = 0;
+  for (const elf::Section& section : *sections)
+    if (section.name.starts_with(".nv.shared.")) static_shared += section.size;
+  EXPECT_GE(static_shared, 1024u);
 }
 
 // Every tcgen05.ld/st form of the opcode table (docs/tcgen05-rules.md §Shapes: 5 shapes, every
