@@ -204,15 +204,22 @@ TEST_F(PchDegrade, ADamagedOrReplacedPchIsRemovedAndMadeAgain) {
   EXPECT_TRUE(fs::is_empty(victim_dir)) << "nothing written through the symlinked folder";
 }
 
+// A directory under `base` whose path is 131 characters or more: NVRTC refuses it for the heap
+// file of precompiled headers (N05 below).
+std::string too_long_tmpdir(const TempDir& base) {
+  std::string tmpdir = base.path().string();
+  while (tmpdir.size() < 131) tmpdir += "/long_directory_name";
+  fs::create_directories(tmpdir);
+  return tmpdir;
+}
+
 // N05: NVRTC refuses a $TMPDIR of 127 characters or more ("name of directory for temporary files
 // is too long") for the heap file of precompiled headers. The compile runs again without them,
 // the report says why and names $TMPDIR, and later compiles of the process go without them at once.
 TEST_F(PchDegrade, ATmpdirNvrtcCannotUseCompilesWithoutThem) {
   TempDir base;
   ASSERT_TRUE(base.ok());
-  std::string tmpdir = base.path().string();
-  while (tmpdir.size() < 131) tmpdir += "/long_directory_name";
-  fs::create_directories(tmpdir);
+  const std::string tmpdir = too_long_tmpdir(base);
   ScopedEnv env("TMPDIR", tmpdir.c_str());
   PchCache::instance().restart_for_tests();
   const KernelSource source = source_with_a_header("long_tmpdir");
@@ -245,9 +252,7 @@ class PchBackground : public PchDegrade {
 TEST_F(PchBackground, AJobThatCannotMakeThePchTurnsThemOffWithAWarning) {
   TempDir base;
   ASSERT_TRUE(base.ok());
-  std::string tmpdir = base.path().string();
-  while (tmpdir.size() < 131) tmpdir += "/long_directory_name";
-  fs::create_directories(tmpdir);
+  const std::string tmpdir = too_long_tmpdir(base);
   ScopedEnv env("TMPDIR", tmpdir.c_str());
   PchCache::instance().restart_for_tests();
   Warnings warnings;
