@@ -4,7 +4,8 @@
 #               runs the CTest labels unit, compile and sim (device and emu skip without a GPU).
 #               Configured with TMEMJIT_FUZZ=ON too, so scripts/fuzz.sh reuses its library.
 #   build-tsan  ThreadSanitizer; builds the library and the cache suites only and runs the
-#               concurrency tests (names with Concurren, Thread or Parallel).
+#               concurrency tests (names with Concurren, Thread or Parallel, and the Runtime suite:
+#               a background thread per runtime, a current runtime per thread).
 # Any report fails the test that triggers it (halt_on_error, -fno-sanitize-recover=all).
 #   scripts/sanitize.sh            both
 #   scripts/sanitize.sh asan|tsan  one
@@ -84,7 +85,7 @@ run_tsan() {
   tmemjit_log "TSan: running the concurrency tests"
   (cd "$dir" &&
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$SUPP/tsan.supp" \
-    ctest --output-on-failure -j "$TMEMJIT_JOBS" -R 'Concurren|Thread|Parallel' \
+    ctest --output-on-failure -j "$TMEMJIT_JOBS" -R 'Concurren|Thread|Parallel|^Runtime\.' \
       --no-tests=error -E '_NOT_BUILT$')
 }
 
