@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "common/elf.h"
 #include "kernels/device_function.h"
 #include "kernels/emulation_kernels.h"
-#include "common/elf.h"
 #include "kernels/emulation_library.h"
 #include "runtime/compile/backends.h"
 #include "runtime/support/subprocess.h"
