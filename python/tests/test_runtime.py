@@ -6,31 +6,11 @@ import threading
 import pytest
 
 import tmemjit
+from drain_kernel import TILE, source
 
 needs_specialize = pytest.mark.skipif(
     not tmemjit._tmemjit._have_specialize,
     reason="this libtmemjit has no include/tmem/specialize.h (compile_kernel)")
-
-DRAIN = r"""
-#include <tmemjit/transfers.cuh>
-
-extern "C" __global__ void runtime_drain(uint32_t* out) {
-  __shared__ uint32_t tmem_base;
-  if (threadIdx.x / 32 == 0) tmemjit::alloc(&tmem_base, 128);
-  tmemjit::fence_before_sync();
-  __syncthreads();
-  tmemjit::fence_after_sync();
-  uint32_t regs[acc_load_regs];
-  acc_load(tmem_base, regs);
-  for (int i = 0; i < acc_load_regs; ++i) out[threadIdx.x * acc_load_regs + i] = regs[i];
-  tmemjit::fence_before_sync();
-  __syncthreads();
-  tmemjit::fence_after_sync();
-  if (threadIdx.x / 32 == 0) tmemjit::dealloc(tmem_base, 128);
-}
-"""
-
-TILE = ('tmem_datapath_layout("D",128,128)', "wg_local_layout(128)")
 
 
 def transfers():
@@ -47,13 +27,13 @@ def test_two_runtimes_keep_two_caches_and_the_default_sees_neither(tmp_path):
     first, second = tmemjit.Runtime(cache_dir=str(tmp_path / "a")), \
         tmemjit.Runtime(cache_dir=str(tmp_path / "b"))
     with first:
-        a = tmemjit.compile_kernel(DRAIN, "runtime_drain", transfers())
+        a = tmemjit.compile_kernel(source("runtime_drain"), "runtime_drain", transfers())
         assert tmemjit.cache_dir() == str(tmp_path / "a")
     with second:
-        b = tmemjit.compile_kernel(DRAIN, "runtime_drain", transfers())
+        b = tmemjit.compile_kernel(source("runtime_drain"), "runtime_drain", transfers())
         assert tmemjit.cache_stats()["misses"] == 1
     with first:
-        again = tmemjit.compile_kernel(DRAIN, "runtime_drain", transfers())
+        again = tmemjit.compile_kernel(source("runtime_drain"), "runtime_drain", transfers())
     assert a.report.cache == "miss" and b.report.cache == "miss"  # b is not a's entry
     assert again.report.cache == "memory" and a.report.key == b.report.key
     assert files_under(tmp_path / "a") > 0 and files_under(tmp_path / "b") > 0
@@ -99,10 +79,10 @@ def test_leaving_a_with_block_on_another_thread_is_an_error(tmp_path):
 def test_a_lazy_compiles_background_build_lands_in_its_runtime(tmp_path):
     runtime = tmemjit.Runtime(cache_dir=str(tmp_path))
     with runtime:
-        lazy = tmemjit.compile_kernel(DRAIN, "runtime_drain", transfers(), specialization="lazy")
+        lazy = tmemjit.compile_kernel(source("runtime_drain"), "runtime_drain", transfers(), specialization="lazy")
         runtime.wait_background_compiles()
         assert runtime.background_compiles() == {"queued": 0, "running": 0}
-        generic = tmemjit.compile_kernel(DRAIN, "runtime_drain", transfers(),
+        generic = tmemjit.compile_kernel(source("runtime_drain"), "runtime_drain", transfers(),
                                          specialization="generic")
     assert lazy.tier == "specialized"
     assert generic.report.cache == "memory"  # built by the background job, in this runtime
