@@ -24,7 +24,10 @@ RuntimeState::~RuntimeState() {
 }
 
 void RuntimeState::start_background(Runtime& owner) {
-  background_ = std::make_shared<BackgroundCompiler>([&owner] { current_runtime = &owner; });
+  // Not make_shared: the exit hook's weak_ptr would keep the compiler's memory, not just the
+  // control block, for the life of the process.
+  background_ = std::shared_ptr<BackgroundCompiler>(
+      new BackgroundCompiler([&owner] { current_runtime = &owner; }));
   // Process exit ends the background work of every runtime still alive then, before any static
   // destructor (exit_point.h); a runtime destroyed earlier has ended it itself.
   ExitPoint::instance().on_exit([weak = std::weak_ptr<BackgroundCompiler>(background_)] {
