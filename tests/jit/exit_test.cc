@@ -86,11 +86,15 @@ TEST_F(ExitDuringCompile, LazyProcessesExitCleanlyAndTheSpecializedKernelLands) 
   }
 }
 
-// The roundtrip kernel with 20 dependent sinf calls before its store: a compile of over a second.
+// The roundtrip kernel with kSlowChain dependent sinf calls before its store: about a second of
+// compile on a quiet 2-core machine. With 20 (0.3 s) a fast host finished the compile before the
+// child's exit at 300 ms (CI, 2026-12-08).
+constexpr int kSlowChain = 80;
 std::string slow_to_compile() {
   std::string text = kRoundtrip;
   std::string chain;
-  for (int i = 0; i < 20; ++i) chain += "  regs[0] = sinf(regs[0]) * in[((int)regs[0]) & 7];\n";
+  for (int i = 0; i < kSlowChain; ++i)
+    chain += "  regs[0] = sinf(regs[0]) * in[((int)regs[0]) & 7];\n";
   text.insert(text.find("  acc_st(base, regs);"), chain);
   return text;
 }
